@@ -1,0 +1,7 @@
+"""`python -m catalogue` runs the command line."""
+
+import sys
+
+from catalogue.cli import main
+
+sys.exit(main())

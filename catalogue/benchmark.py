@@ -1,0 +1,117 @@
+"""The benchmark run file (`recipes/<id>/runs/<UTC stamp>.json`): figures plus where they came from."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveInt, model_validator
+
+from catalogue.recipe import Strict
+
+RUN_STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
+
+
+class Stats(Strict):
+    """Distribution of one latency, in milliseconds."""
+
+    mean: NonNegativeFloat | None = Field(None, description="Mean.")
+    std: NonNegativeFloat | None = Field(None, description="Standard deviation.")
+    p50: NonNegativeFloat | None = Field(None, description="Median.")
+    p90: NonNegativeFloat | None = Field(None, description="90th percentile.")
+    p99: NonNegativeFloat | None = Field(None, description="99th percentile.")
+
+
+class LevelResult(Strict):
+    """Figures at one concurrency level (or one long-context prompt length)."""
+
+    concurrency: PositiveInt = Field(description="Concurrent requests in flight.")
+    prompt_tokens: PositiveInt | None = Field(None, description="Prompt length, for long-context levels.")
+    label: str | None = Field(None, description="Short name when the source names the level, e.g. 'medium'.")
+    prefill_tps: NonNegativeFloat | None = Field(None, description="Aggregate prompt-token ingest rate, tok/s.")
+    generation_tps: NonNegativeFloat | None = Field(None, description="Aggregate output tok/s, sustained mean.")
+    peak_tps: NonNegativeFloat | None = Field(None, description="Highest one-second aggregate output rate, tok/s.")
+    total_tps: NonNegativeFloat | None = Field(None, description="Aggregate input + output tok/s.")
+    ttft_ms: Stats | None = Field(None, description="Time to first token.")
+    itl_ms: Stats | None = Field(None, description="Inter-token latency.")
+    tpot_ms: Stats | None = Field(None, description="Time per output token after the first.")
+    e2e_ms: Stats | None = Field(None, description="Request latency end to end.")
+    completed: NonNegativeInt | None = Field(None, description="Requests that finished.")
+    failed: NonNegativeInt | None = Field(None, description="Requests that failed.")
+    stdev: NonNegativeFloat | None = Field(None, description="Standard deviation the source reports.")
+    stdev_of: str | None = Field(None, description="What `stdev` is the deviation of, in the source's words.")
+    raw: list[str] = Field(default_factory=list, description="Raw result files of this level, relative to the run.")
+
+
+class ImportedProvenance(Strict):
+    """Figures transcribed from a published source."""
+
+    method: Literal["imported"] = Field(description="Provenance discriminator.")
+    source_title: str = Field(min_length=1, description="Title of the source.")
+    source: str = Field(min_length=1, description="Link or citation.")
+    source_date: dt.date | None = Field(None, description="When the source measured; null if it does not say.")
+    tool: str | None = Field(None, description="Benchmark tool as the source names it.")
+    image: str | None = Field(None, description="Serving image as the source names it.")
+    vllm_version: str | None = Field(None, description="vLLM version as the source names it.")
+    conditions: str | None = Field(None, description="Workload as the source describes it.")
+
+
+class MeasuredProvenance(Strict):
+    """Figures measured by this project's runner."""
+
+    method: Literal["measured"] = Field(description="Provenance discriminator.")
+    runner_version: str = Field(description="Version of the runner that measured.")
+    vllm_version: str = Field(description="vLLM version the server reported.")
+    image: str | None = Field(None, description="Image (and digest) the server ran in; null for a local process.")
+    gpu: str | None = Field(None, description="GPU name and driver; null when there is none.")
+    host: str = Field(description="Host name.")
+    serve_command: list[str] = Field(description="The exact server argv.")
+    bench_commands: list[list[str]] = Field(description="The exact `vllm bench serve` argv per level.")
+    prefill_derivation: str = Field(description="How prefill tok/s is derived from the raw results.")
+    flag_snapshot: str | None = Field(None, description="Flag-schema snapshot taken from the server's environment.")
+
+
+Provenance = Annotated[Union[ImportedProvenance, MeasuredProvenance], Field(discriminator="method")]
+
+
+class BenchmarkRun(Strict):
+    """One run: the levels it measured, its workload and its provenance."""
+
+    recorded_at: dt.datetime = Field(description="UTC time the run was recorded (names the file).")
+    label: str | None = Field(None, description="What distinguishes this run, e.g. 'before tuning'.")
+    provenance: Provenance = Field(description="Imported from a source or measured by the runner.")
+    input_len: PositiveInt | None = Field(None, description="Prompt tokens per request, when known.")
+    output_len: PositiveInt | None = Field(None, description="Generated tokens per request, when known.")
+    runs_per_level: PositiveInt | None = Field(None, description="Repetitions per level, when known.")
+    levels: list[LevelResult] = Field(default_factory=list, description="Concurrency sweep results.")
+    long_context: list[LevelResult] = Field(default_factory=list, description="Long-context results.")
+    complete: bool = Field(True, description="False when the run stopped early.")
+    incomplete_reason: str | None = Field(None, description="Why the run stopped early.")
+    notes: list[str] = Field(default_factory=list, description="Facts about the run that fit no figure.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BenchmarkRun:
+        seen = [lv.concurrency for lv in self.levels]
+        if len(seen) != len(set(seen)):
+            raise ValueError("levels repeat a concurrency")
+        if not self.complete and not self.incomplete_reason:
+            raise ValueError("an incomplete run needs incomplete_reason")
+        if self.recorded_at.tzinfo is None:
+            raise ValueError("recorded_at needs a time zone (UTC)")
+        return self
+
+    @property
+    def measured_on(self) -> dt.date | None:
+        """The date the figures were measured, when known."""
+        if isinstance(self.provenance, ImportedProvenance):
+            return self.provenance.source_date
+        return self.recorded_at.date()
+
+    @property
+    def stamp(self) -> str:
+        """File stem: the UTC recording time."""
+        return self.recorded_at.astimezone(dt.timezone.utc).strftime(RUN_STAMP_FORMAT)
+
+    def level(self, concurrency: int) -> LevelResult | None:
+        """The result at a concurrency level, if measured."""
+        return next((lv for lv in self.levels if lv.concurrency == concurrency), None)

@@ -1,0 +1,78 @@
+"""Command line: parses arguments only; each command's work lives in `catalogue.commands`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from catalogue.errors import CatalogueError
+
+DEFAULT_ROOTS = [Path("recipes")]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="catalogue", description="LLM inference recipe catalogue.")
+    parser.add_argument("--root", action="append", type=Path, help="recipe folder (repeatable; default: recipes)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    val = sub.add_parser("validate", help="check recipes, runs and flags; writes nothing")
+    val.add_argument("ids", nargs="*", help="recipe ids (default: all)")
+    val.add_argument("--snapshot", type=Path, help="validate flags against this flag snapshot, not installed vLLM")
+    val.add_argument("--no-flags", action="store_true", help="skip flag validation")
+
+    exp = sub.add_parser("export", help="write the generated Markdown pages to a folder")
+    exp.add_argument("out", type=Path)
+    exp.add_argument("ids", nargs="*")
+
+    sch = sub.add_parser("schema", help="write the JSON Schemas of the recipe and run files")
+    sch.add_argument("out", type=Path, nargs="?", default=Path("schemas"))
+
+    flags = sub.add_parser("flags", help="flag schemas of vLLM")
+    flags_sub = flags.add_subparsers(dest="flags_command", required=True)
+    dump = flags_sub.add_parser("dump", help="write the installed vLLM's flag snapshot")
+    dump.add_argument("--out", type=Path, help="file (default: snapshots/vllm-<version>.json)")
+    dump.add_argument("--image", help="record the snapshot as taken inside this image")
+
+    ref = sub.add_parser("refresh", help="run a recipe's sweep and record a measured run")
+    ref.add_argument("id")
+    ref.add_argument("--dry-run", action="store_true", help="print the plan and commands; start nothing")
+    ref.add_argument("--resume", action="store_true", help="finish the newest incomplete run")
+    ref.add_argument("--local", action="store_true", help="run `vllm serve` as a local process, not in docker")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `catalogue` command."""
+    args = _parser().parse_args(argv)
+    roots = args.root or DEFAULT_ROOTS
+    try:
+        if args.command == "validate":
+            from catalogue.commands.validate import run_validate
+
+            return run_validate(roots, args.ids, args.snapshot, check_flags=not args.no_flags)
+        if args.command == "export":
+            from catalogue.commands.export import run_export
+
+            return run_export(roots, args.ids, args.out)
+        if args.command == "schema":
+            from catalogue.commands.schema import run_schema
+
+            return run_schema(args.out)
+        if args.command == "flags":
+            from catalogue.commands.flags import run_dump
+
+            return run_dump(args.out, args.image)
+        from runner.refresh import run_refresh
+
+        return run_refresh(roots, args.id, dry_run=args.dry_run, resume=args.resume, local=args.local)
+    except CatalogueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

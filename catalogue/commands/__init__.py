@@ -1,0 +1,1 @@
+"""One module per command; each is a small pipeline of plain functions."""

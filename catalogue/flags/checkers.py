@@ -1,0 +1,134 @@
+"""Two ways to parse a recipe's argv: vLLM's own parser (live) or one rebuilt from a snapshot."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from typing import Any, Callable, Protocol
+
+from catalogue.flags.snapshot import FlagSnapshot, OptionSpec
+
+HUMAN_INT = re.compile(r"^\d+(\.\d+)?[kKmMgGtT]?$")
+
+
+class ArgvChecker(Protocol):
+    """Parses `vllm serve` argv (without `vllm serve`) and runs post-parse checks."""
+
+    snapshot: FlagSnapshot
+    source: str
+
+    def parse(self, argv: list[str]) -> tuple[argparse.Namespace | None, str | None]:
+        """(namespace, None) when argv parses, else (None, the parser's message)."""
+
+    def cross_check(self, namespace: argparse.Namespace) -> str | None:
+        """The first cross-flag problem, or None."""
+
+
+class LiveChecker:
+    """The installed vLLM's parser and `validate_parsed_serve_args`."""
+
+    def __init__(self, snapshot: FlagSnapshot) -> None:
+        from catalogue.flags.extract import cross_flag_check, vllm_parser
+
+        self.snapshot = snapshot
+        self.source = f"installed vLLM {snapshot.vllm_version}"
+        self._parser = vllm_parser(raising=True)
+        self._cross = cross_flag_check()
+
+    def parse(self, argv: list[str]) -> tuple[argparse.Namespace | None, str | None]:
+        try:
+            return self._parser.parse_args(argv), None
+        except (argparse.ArgumentError, argparse.ArgumentTypeError, ValueError, TypeError) as exc:
+            return None, str(exc)
+
+    def cross_check(self, namespace: argparse.Namespace) -> str | None:
+        if self._cross is None:
+            return None
+        try:
+            self._cross(namespace)
+        except (TypeError, ValueError, argparse.ArgumentError) as exc:
+            return str(exc).removeprefix("Error: ")
+        return None
+
+
+class _RaisingArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise argparse.ArgumentError(None, message)
+
+
+def _json_type(keys: list[str] | None) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise argparse.ArgumentTypeError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+        if keys is not None and isinstance(value, dict):
+            for key in value:
+                if key not in keys:
+                    raise argparse.ArgumentTypeError(f"{key}: unknown key")
+        return value
+
+    return parse
+
+
+def _human_int(text: str) -> str:
+    if not HUMAN_INT.match(text):
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}")
+    return text
+
+
+def _value_type(spec: OptionSpec) -> Callable[[str], Any]:
+    if spec.type == "json":
+        return _json_type(spec.json_keys)
+    if spec.type == "human_readable_int":
+        return _human_int
+    if spec.type in ("int", "float") and not spec.choices:
+        return int if spec.type == "int" else float
+    return str
+
+
+class SnapshotChecker:
+    """An argparse parser rebuilt from a snapshot: spellings, types, choices, nargs; no cross checks."""
+
+    def __init__(self, snapshot: FlagSnapshot, label: str) -> None:
+        self.snapshot = snapshot
+        self.source = label
+        parser = _RaisingArgumentParser(add_help=False)
+        parser.add_argument("model_tag", nargs="?")
+        for spec in snapshot.options:
+            self._add(parser, spec)
+        self._parser = parser
+
+    @staticmethod
+    def _add(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
+        if spec.action in ("store_true", "store_false", "boolean_optional", "count", "store_const"):
+            for i, spelling in enumerate(spec.spellings):
+                parser.add_argument(spelling, dest=f"{spec.dest}__{i}", action="store_true")
+            return
+        kwargs: dict[str, Any] = {"dest": spec.dest, "type": _value_type(spec)}
+        if spec.choices:
+            kwargs["choices"] = spec.choices
+        if spec.nargs is not None:
+            kwargs["nargs"] = spec.nargs
+        if spec.action == "append":
+            kwargs["action"] = "append"
+        parser.add_argument(*spec.spellings, **kwargs)
+
+    def parse(self, argv: list[str]) -> tuple[argparse.Namespace | None, str | None]:
+        normalised = [_dashes(word) for word in argv]
+        try:
+            return self._parser.parse_args(normalised), None
+        except (argparse.ArgumentError, argparse.ArgumentTypeError) as exc:
+            return None, str(exc)
+
+    def cross_check(self, namespace: argparse.Namespace) -> str | None:
+        return None
+
+
+def _dashes(word: str) -> str:
+    """`--max_num_seqs=4` -> `--max-num-seqs=4`, as vLLM's FlexibleArgumentParser spells it."""
+    if not word.startswith("--"):
+        return word
+    name, sep, value = word.partition("=")
+    return name.replace("_", "-") + sep + value

@@ -1,0 +1,129 @@
+"""Findings for one recipe: its flags parsed by a checker, free-text flags against registries."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from catalogue.flags.checkers import ArgvChecker
+from catalogue.launch import flag_words, flags_argv
+from catalogue.loading import RECIPE_FILE, Entry
+
+Level = Literal["error", "warning", "info"]
+PYDANTIC_TYPE = re.compile(r"\s*\[type=.*$")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verdict about one flag of one recipe."""
+
+    level: Level
+    file: Path
+    flag: str | None
+    message: str
+    vllm: str
+
+    def __str__(self) -> str:
+        flag = f"--{self.flag}: " if self.flag else ""
+        return f"{self.file}: {self.level}: {flag}{self.message} [{self.vllm}]"
+
+
+def suggest(word: str, candidates: list[str]) -> str | None:
+    """The closest candidate, case-insensitively, or None."""
+    lowered = {c.lower(): c for c in candidates}
+    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[match[0]] if match else None
+
+
+def explain(message: str, checker: ArgvChecker, name: str) -> str:
+    """A parser message as one line, with a suggestion for an unknown flag."""
+    if message.startswith("unrecognized arguments"):
+        close = suggest(name.replace("_", "-"), checker.snapshot.long_names())
+        return "unknown flag" + (f" (did you mean --{close}?)" if close else "")
+    message = re.sub(r"^argument [^:]+: ", "", message)
+    if "validation error for" in message:
+        lines = [ln for ln in message.splitlines()[1:] if ln.strip() and "errors.pydantic.dev" not in ln]
+        pairs = []
+        for key, detail in zip(lines[::2], lines[1::2]):
+            pairs.append(f"{key.strip() or '(value)'}: {PYDANTIC_TYPE.sub('', detail).strip()}")
+        if len(lines) == 1:
+            pairs = [PYDANTIC_TYPE.sub("", lines[0]).strip()]
+        head = message.splitlines()[0].split(" for ")[-1]
+        return f"{head}: " + "; ".join(pairs)
+    return " ".join(message.split())
+
+
+def check_flags(entry: Entry, checker: ArgvChecker, image_checker: ArgvChecker | None = None) -> list[Finding]:
+    """Every finding for the recipe's flags."""
+    recipe, file = entry.recipe, entry.folder / RECIPE_FILE
+    version = f"vLLM {checker.snapshot.vllm_version}"
+    findings: list[Finding] = []
+    image_flags = recipe.serving.image_flags
+    upstream = {n: v for n, v in recipe.serving.flags.items() if n not in image_flags}
+    findings += _parse_findings(file, recipe.model_arg, upstream, checker, version)
+    findings += _registry_findings(file, upstream, checker, version)
+    findings += _spelling_findings(file, upstream, checker, version)
+    for name, image in image_flags.items():
+        if checker.snapshot.option(name) is not None:
+            findings.append(Finding("warning", file, name, f"declared as provided by {image}, but {version} has it too", version))
+        elif image_checker is None:
+            findings.append(Finding("info", file, name, f"not in {version}; provided by {image} (no snapshot of that image)", version))
+    if image_checker is not None:
+        image_version = f"vLLM {image_checker.snapshot.vllm_version} in {recipe.serving.image}"
+        all_flags = dict(recipe.serving.flags)
+        findings += _parse_findings(file, recipe.model_arg, all_flags, image_checker, image_version)
+        findings += _registry_findings(file, all_flags, image_checker, image_version)
+        for name, image in image_flags.items():
+            findings.append(Finding("info", file, name, f"not in {version}; provided by {image}, checked against its snapshot", image_version))
+    return findings
+
+
+def _parse_findings(file: Path, model: str, flags: dict, checker: ArgvChecker, version: str) -> list[Finding]:
+    namespace, message = checker.parse([model, *flags_argv(flags)])
+    if message is None and namespace is not None:
+        cross = checker.cross_check(namespace)
+        if cross is None:
+            return []
+        named = re.findall(r"--([a-z0-9-]+)", cross)
+        return [Finding("error", file, named[0] if named else None, cross, version)]
+    out = []
+    for name, value in flags.items():
+        _, one = checker.parse([model, *flag_words(name, value)])
+        if one is not None:
+            out.append(Finding("error", file, name, explain(one, checker, name), version))
+    if not out:
+        out.append(Finding("error", file, None, explain(message or "", checker, ""), version))
+    return out
+
+
+def _registry_findings(file: Path, flags: dict, checker: ArgvChecker, version: str) -> list[Finding]:
+    out = []
+    for name, value in flags.items():
+        spec = checker.snapshot.option(name)
+        if spec is None:
+            continue
+        long_name = next(s[2:] for s in spec.spellings if s.startswith("--"))
+        valid = checker.snapshot.registries.get(long_name)
+        if valid is None or spec.choices or str(value) in valid:
+            continue
+        close = suggest(str(value), valid)
+        hint = f" (did you mean {close!r}?)" if close else ""
+        out.append(Finding("error", file, name, f"{value!r} is not a registered value{hint}", version))
+    return out
+
+
+def _spelling_findings(file: Path, flags: dict, checker: ArgvChecker, version: str) -> list[Finding]:
+    out = []
+    for name in flags:
+        spec = checker.snapshot.option(name)
+        if spec is None:
+            full = [s for s in checker.snapshot.long_names() if s.startswith(name.replace("_", "-"))]
+            if len(full) == 1:
+                out.append(Finding("warning", file, name, f"abbreviation of --{full[0]}; spell it in full", version))
+            continue
+        if spec.deprecated:
+            out.append(Finding("warning", file, name, "deprecated in this vLLM", version))
+    return out

@@ -1,0 +1,67 @@
+"""Render a recipe's launch as argv and as a shell command (every word quoted with shlex)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from catalogue.recipe import FlagValue, Recipe
+
+
+def flag_words(name: str, value: FlagValue) -> list[str]:
+    """argv words for one flag: a switch alone, JSON for lists and mappings, text otherwise."""
+    option = f"--{name}"
+    if value is True:
+        return [option]
+    if isinstance(value, (list, dict)):
+        return [option, json.dumps(value, separators=(",", ":"))]
+    return [option, str(value)]
+
+
+def flags_argv(flags: dict[str, Any]) -> list[str]:
+    """argv words for every flag, in recipe order."""
+    return [word for name, value in flags.items() for word in flag_words(name, value)]
+
+
+def serve_argv(recipe: Recipe) -> list[str]:
+    """`vllm serve <model> --flag value ...`."""
+    return ["vllm", "serve", recipe.model_arg, *flags_argv(recipe.serving.flags)]
+
+
+def docker_argv(recipe: Recipe) -> list[str]:
+    """`docker run ... <image> vllm serve ...`; only for recipes with an image."""
+    serving = recipe.serving
+    if serving.image is None:
+        raise ValueError("recipe has no image")
+    argv = ["docker", "run"]
+    if serving.container is not None:
+        if serving.container.name:
+            argv += ["--name", serving.container.name]
+        argv += serving.container.options
+    for key, value in serving.env.items():
+        argv += ["-e", f"{key}={value}"]
+    return [*argv, serving.image, *serve_argv(recipe)]
+
+
+def launch_argv(recipe: Recipe) -> list[str]:
+    """The full launch: docker when the recipe has an image, else `env K=V vllm serve`."""
+    if recipe.serving.image is not None:
+        return docker_argv(recipe)
+    env = [f"{k}={v}" for k, v in recipe.serving.env.items()]
+    return (["env", *env] if env else []) + serve_argv(recipe)
+
+
+def shell_command(argv: list[str]) -> str:
+    """A multi-line shell command: a line per option; splitting back gives `argv` exactly."""
+    lines: list[list[str]] = [[]]
+    for word in argv:
+        if word.startswith("-") and lines[-1]:
+            lines.append([])
+        lines[-1].append(word)
+    return " \\\n  ".join(shlex.join(line) for line in lines)
+
+
+def split_command(text: str) -> list[str]:
+    """Inverse of `shell_command`: join backslash-newline continuations as a shell does, then shlex.split."""
+    return shlex.split(text.replace("\\\n", " "))

@@ -1,0 +1,148 @@
+"""Read recipe folders into checked, typed entries: load -> parse -> cross-check."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from catalogue.benchmark import BenchmarkRun, LevelResult
+from catalogue.errors import CatalogueError, from_validation
+from catalogue.recipe import Comparison, Recipe
+
+RECIPE_FILE = "recipe.yaml"
+RUNS_DIR = "runs"
+RECIPE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A recipe with its benchmark runs, oldest run first."""
+
+    id: str
+    folder: Path
+    recipe: Recipe
+    runs: list[BenchmarkRun] = field(default_factory=list)
+
+    @property
+    def verified(self) -> dt.date | None:
+        """Date of the newest measurement among the runs."""
+        dates = [run.measured_on for run in self.runs if run.measured_on]
+        return max(dates) if dates else None
+
+    @property
+    def latest(self) -> BenchmarkRun | None:
+        """The newest run with a concurrency sweep: the one the page's tables show."""
+        with_levels = [run for run in self.runs if run.levels]
+        return max(with_levels, key=_run_order) if with_levels else None
+
+    def ours(self, comparison: Comparison) -> LevelResult | None:
+        """Our level at a comparison's concurrency, from the newest run that has the metric there."""
+        for run in sorted(self.runs, key=_run_order, reverse=True):
+            level = run.level(comparison.concurrency)
+            if level is not None and getattr_metric(level, comparison.metric) is not None:
+                return level
+        return None
+
+
+def getattr_metric(level: LevelResult, metric: str) -> float | None:
+    """A metric of a level by its comparison name."""
+    if metric == "ttft_mean_ms":
+        return level.ttft_ms.mean if level.ttft_ms else None
+    value = getattr(level, metric)
+    return float(value) if value is not None else None
+
+
+def _run_order(run: BenchmarkRun) -> tuple[dt.date, dt.datetime]:
+    return (run.measured_on or dt.date.min, run.recorded_at)
+
+
+def parse_recipe(path: Path) -> Recipe:
+    """Parse and validate one recipe.yaml."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogueError(path, f"cannot read: {exc}") from None
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise CatalogueError(path, f"YAML syntax error: {problem}", line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise CatalogueError(path, "a recipe is a YAML mapping", line=1)
+    try:
+        return Recipe.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(path, exc, text) from None
+
+
+def parse_run(path: Path) -> BenchmarkRun:
+    """Parse and validate one benchmark run JSON."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CatalogueError(path, f"JSON syntax error: {exc.msg}", line=exc.lineno) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogueError(path, f"cannot read: {exc}") from None
+    try:
+        run = BenchmarkRun.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(path, exc) from None
+    if path.stem != run.stamp:
+        raise CatalogueError(path, f"file name must be its recorded_at stamp {run.stamp}.json", "recorded_at")
+    return run
+
+
+def check_entry(entry: Entry) -> None:
+    """Cross-file checks: every comparison has our figure at its concurrency."""
+    for i, comparison in enumerate(entry.recipe.comparisons):
+        if entry.ours(comparison) is None:
+            raise CatalogueError(
+                entry.folder / RECIPE_FILE,
+                f"no run measured {comparison.metric} at concurrency {comparison.concurrency}",
+                f"comparisons[{i}]",
+            )
+
+
+def load_entry(folder: Path) -> Entry:
+    """Load one recipe folder: recipe.yaml plus runs/*.json."""
+    recipe_id = folder.name
+    if not RECIPE_ID.match(recipe_id):
+        raise CatalogueError(folder, "recipe id (the folder name) must be lower-case letters, digits and '-'")
+    recipe = parse_recipe(folder / RECIPE_FILE)
+    runs = [parse_run(p) for p in sorted((folder / RUNS_DIR).glob("*.json"))]
+    entry = Entry(recipe_id, folder, recipe, sorted(runs, key=_run_order))
+    check_entry(entry)
+    return entry
+
+
+def recipe_folders(roots: list[Path]) -> dict[str, Path]:
+    """Every recipe folder under the roots by id; one id in two places is an error."""
+    found: dict[str, Path] = {}
+    for root in roots:
+        if not root.is_dir():
+            raise CatalogueError(root, "recipe folder does not exist")
+        for recipe_file in sorted(root.glob(f"*/{RECIPE_FILE}")):
+            folder = recipe_file.parent
+            if folder.name in found:
+                raise CatalogueError(folder, f"recipe id {folder.name!r} is also used by {found[folder.name]}")
+            found[folder.name] = folder
+    return found
+
+
+def load_catalogue(roots: list[Path], ids: list[str] | None = None) -> list[Entry]:
+    """Load every recipe under the roots (or only `ids`), sorted by id."""
+    folders = recipe_folders(roots)
+    for wanted in ids or []:
+        if wanted not in folders:
+            raise CatalogueError(wanted, f"no recipe with this id under {', '.join(map(str, roots))}")
+    chosen = ids or sorted(folders)
+    return [load_entry(folders[i]) for i in chosen]

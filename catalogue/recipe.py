@@ -1,0 +1,208 @@
+"""The recipe file (`recipes/<id>/recipe.yaml`): what to run, on what, and why."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+
+FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+FlagValue = Union[bool, int, float, str, list[Any], dict[str, Any]]
+"""A flag's value: `true` for a switch, a scalar, or a list/mapping rendered as JSON."""
+
+
+class Strict(BaseModel):
+    """Base for every file model: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Hardware(Strict):
+    """The machine the recipe runs on."""
+
+    name: str = Field(min_length=1, description="Product name, e.g. 'ASUS GX10 / NVIDIA DGX Spark'.")
+    platform: str = Field(pattern=r"^[a-z0-9-]+$", description="Slug that groups comparable machines, e.g. 'dgx-spark'.")
+    accelerator: str = Field(min_length=1, description="Chip, e.g. 'GB10 Superchip'.")
+    memory_gb: PositiveFloat = Field(description="Memory per node usable by the model, in GB.")
+    memory_type: str | None = Field(None, description="Memory technology, e.g. 'LPDDR5x unified'.")
+    memory_bandwidth_gbs: PositiveFloat | None = Field(None, description="Memory bandwidth per node, in GB/s.")
+    nodes: PositiveInt = Field(1, description="How many machines the recipe uses.")
+    interconnect: str | None = Field(None, description="Link between nodes, when more than one.")
+
+
+class SoloTopology(Strict):
+    """One server on one node."""
+
+    kind: Literal["solo"] = Field(description="Topology discriminator.")
+
+
+class ClusterTopology(Strict):
+    """One server spread over several nodes with tensor parallelism."""
+
+    kind: Literal["cluster"] = Field(description="Topology discriminator.")
+    tensor_parallel_size: Annotated[int, Field(ge=2)] = Field(description="Tensor-parallel degree across the cluster.")
+    nodes: Annotated[int, Field(ge=2)] = Field(description="Nodes the server spans.")
+    communication: str | None = Field(None, description="Collective library / transport, e.g. 'NCCL all-reduce'.")
+
+
+class ReplicasTopology(Strict):
+    """Several independent servers behind a request router."""
+
+    kind: Literal["replicas"] = Field(description="Topology discriminator.")
+    replicas: Annotated[int, Field(ge=2)] = Field(description="Independent servers.")
+    router: str = Field(min_length=1, description="Router in front of the replicas, e.g. 'LiteLLM'.")
+    routing_strategy: str = Field(min_length=1, description="How the router picks a replica, e.g. 'simple-shuffle'.")
+
+
+Topology = Annotated[Union[SoloTopology, ClusterTopology, ReplicasTopology], Field(discriminator="kind")]
+
+
+class Container(Strict):
+    """How the image is started with `docker run`."""
+
+    name: str | None = Field(None, description="Container name (`--name`).")
+    options: list[str] = Field(default_factory=list, description="Other `docker run` arguments, one shell word each.")
+
+
+class Serving(Strict):
+    """The launch: image, environment and every `vllm serve` flag."""
+
+    engine: Literal["vllm"] = Field("vllm", description="Serving engine; only vLLM today.")
+    engine_note: str | None = Field(None, description="Where this vLLM comes from, e.g. 'spark-vllm-docker build'.")
+    image: str | None = Field(None, description="Container image; none means a local `vllm serve` process.")
+    image_source: str | None = Field(None, description="How the image is obtained or built.")
+    container: Container | None = Field(None, description="`docker run` options for the image.")
+    env: dict[str, str] = Field(default_factory=dict, description="Environment variables for the server.")
+    model_path: str | None = Field(None, description="Positional model argument when it differs from `model`.")
+    flags: dict[str, FlagValue] = Field(default_factory=dict, description="`vllm serve` flags, names without dashes.")
+    image_flags: dict[str, str] = Field(
+        default_factory=dict, description="Flags upstream vLLM lacks, each mapped to the image that provides it."
+    )
+
+    @model_validator(mode="after")
+    def _check_names(self) -> Serving:
+        for name, value in self.flags.items():
+            if not FLAG_NAME.match(name) or name.startswith("-"):
+                raise ValueError(f"flag name {name!r} must be lower-case, without leading dashes")
+            if value is False or value is None:
+                raise ValueError(f"flag {name!r}: write a switch as `true`; for off use its negative flag")
+        for name in self.env:
+            if not ENV_NAME.match(name):
+                raise ValueError(f"environment variable name {name!r} is not valid")
+        for name in self.image_flags:
+            if name not in self.flags:
+                raise ValueError(f"image_flags names {name!r}, which is not in flags")
+        if self.container is not None and self.image is None:
+            raise ValueError("container options are given but no image")
+        return self
+
+
+class KeyFlag(Strict):
+    """One line of 'Key flags': the flags (and env) it explains and why they are set."""
+
+    flags: list[str] = Field(default_factory=list, description="Flag names from serving.flags.")
+    env: list[str] = Field(default_factory=list, description="Variable names from serving.env.")
+    reason: str = Field(min_length=1, description="Why these are set (Markdown).")
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> KeyFlag:
+        if not self.flags and not self.env:
+            raise ValueError("a key flag names at least one flag or env variable")
+        return self
+
+
+Metric = Literal["generation_tps", "prefill_tps", "peak_tps", "total_tps", "ttft_mean_ms"]
+
+
+class Comparison(Strict):
+    """A number published elsewhere, compared with ours at the same concurrency."""
+
+    source: str = Field(min_length=1, description="Who published it and under what set-up.")
+    citation: str = Field(min_length=1, description="Link or bibliographic citation.")
+    date: dt.date | None = Field(None, description="When it was published or measured.")
+    concurrency: PositiveInt = Field(description="Concurrency level of their figure.")
+    metric: Metric = Field("generation_tps", description="Which of our figures it compares with.")
+    value: PositiveFloat = Field(description="Their figure.")
+
+
+class Sweep(Strict):
+    """How the runner measures the recipe."""
+
+    concurrency: list[PositiveInt] = Field(min_length=1, description="Concurrency levels, ascending.")
+    input_len: PositiveInt = Field(description="Prompt tokens per request.")
+    output_len: PositiveInt = Field(description="Generated tokens per request.")
+    prompts_per_level: PositiveInt = Field(description="Minimum requests per level.")
+    prompts_per_stream: PositiveInt = Field(4, description="Requests per concurrent stream, for a steady state.")
+    runs: PositiveInt = Field(1, description="Repetitions of each level.")
+    warmups: int = Field(0, ge=0, description="Warm-up requests before each level.")
+    long_context: list[PositiveInt] = Field(default_factory=list, description="Prompt lengths of long-context levels.")
+    health_timeout_s: PositiveInt = Field(1800, description="How long a cold boot may take before /health answers.")
+
+    @model_validator(mode="after")
+    def _ascending(self) -> Sweep:
+        for name in ("concurrency", "long_context"):
+            values = getattr(self, name)
+            if values != sorted(set(values)):
+                raise ValueError(f"{name} must be ascending without repeats")
+        return self
+
+
+class Roofline(Strict):
+    """Inputs of the single-stream bandwidth ceiling: bandwidth / bytes read per token."""
+
+    bytes_per_token_gb: PositiveFloat = Field(description="GB read from memory per generated token.")
+    how_obtained: str = Field(min_length=1, description="Where the bytes-per-token figure comes from.")
+
+
+class Prose(Strict):
+    """The recipe's explanations, in Markdown."""
+
+    why: str | None = Field(None, description="Why the recipe exists.")
+    reading_the_numbers: str | None = Field(None, description="How to read this recipe's numbers.")
+    when_to_use: list[str] = Field(default_factory=list, description="Workloads it suits.")
+    when_not_to_use: list[str] = Field(default_factory=list, description="Workloads it does not suit.")
+    trade_offs: list[str] = Field(default_factory=list, description="What it costs.")
+    notes: list[str] = Field(default_factory=list, description="Other facts worth knowing.")
+
+
+class Recipe(Strict):
+    """One recipe: model + hardware + launch + explanations + comparisons + sweep plan."""
+
+    title: str = Field(min_length=1, description="Page title.")
+    summary: str = Field(min_length=1, description="One-paragraph summary.")
+    status: Literal["production", "experimental", "community", "deprecated"] = Field(description="Maturity.")
+    model: str = Field(pattern=r"^[\w.-]+/[\w.-]+$", description="Hugging Face model id.")
+    quantization: str = Field(min_length=1, description="Weight format, e.g. 'MXFP4 (moe + qkv + o + lm_head)'.")
+    hardware: Hardware = Field(description="Machine.")
+    topology: Topology = Field(description="How servers are laid out.")
+    serving: Serving = Field(description="Launch.")
+    prose: Prose = Field(default_factory=Prose, description="Explanations.")
+    key_flags: list[KeyFlag] = Field(default_factory=list, description="Flags worth explaining, with reasons.")
+    comparisons: list[Comparison] = Field(default_factory=list, description="Other published numbers.")
+    sweep: Sweep = Field(description="How the runner measures it.")
+    roofline: Roofline | None = Field(None, description="Single-stream bandwidth ceiling inputs.")
+    sources: list[str] = Field(default_factory=list, description="Where the recipe's facts come from.")
+    publish: bool = Field(True, description="False keeps it out of the published catalogue (examples, fixtures).")
+
+    @model_validator(mode="after")
+    def _cross_refs(self) -> Recipe:
+        for i, key in enumerate(self.key_flags):
+            for name in key.flags:
+                if name not in self.serving.flags:
+                    raise ValueError(f"key_flags[{i}] names flag {name!r}, which is not in serving.flags")
+            for name in key.env:
+                if name not in self.serving.env:
+                    raise ValueError(f"key_flags[{i}] names env {name!r}, which is not in serving.env")
+        tp = self.serving.flags.get("tensor-parallel-size", 1)
+        if isinstance(self.topology, ClusterTopology) and tp != self.topology.tensor_parallel_size:
+            raise ValueError("topology.tensor_parallel_size differs from serving.flags.tensor-parallel-size")
+        return self
+
+    @property
+    def model_arg(self) -> str:
+        """The positional model argument of `vllm serve`."""
+        return self.serving.model_path or self.model

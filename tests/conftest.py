@@ -1,0 +1,51 @@
+"""Shared fixtures: the repository, the seed texts, the loaded catalogue."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from catalogue.loading import Entry, load_catalogue
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def seeds() -> Path:
+    """The seed documents (`../shared/seeds` beside the clone, or $CATALOGUE_SEEDS)."""
+    path = Path(os.environ.get("CATALOGUE_SEEDS", REPO.parent / "shared" / "seeds"))
+    if not path.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"seed folder {path} is missing in CI")
+        pytest.skip(f"seed folder {path} not present")
+    return path
+
+
+def seed_text(seeds: Path, prefix: str) -> str:
+    """The text of the seed file whose name starts with `prefix`."""
+    return next(seeds.glob(f"{prefix}_*.txt")).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def entries() -> dict[str, Entry]:
+    return {e.id: e for e in load_catalogue([REPO / "recipes"])}
+
+
+@pytest.fixture
+def recipe_copy(tmp_path: Path):
+    """Copy one seed recipe into a scratch catalogue and return (root, folder)."""
+
+    def make(recipe_id: str = "gptoss-120b") -> tuple[Path, Path]:
+        root = tmp_path / "recipes"
+        shutil.copytree(REPO / "recipes" / recipe_id, root / recipe_id)
+        return root, root / recipe_id
+
+    return make
