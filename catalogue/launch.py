@@ -65,3 +65,32 @@ def shell_command(argv: list[str]) -> str:
 def split_command(text: str) -> list[str]:
     """Inverse of `shell_command`: join backslash-newline continuations as a shell does, then shlex.split."""
     return shlex.split(text.replace("\\\n", " "))
+
+
+def prompts_for(recipe: Recipe, concurrency: int) -> int:
+    """Requests at one level: enough for every stream to run several in a row."""
+    sweep = recipe.sweep
+    return max(sweep.prompts_per_level, concurrency * sweep.prompts_per_stream)
+
+
+def bench_argv(recipe: Recipe, concurrency: int, base_url: str = "http://127.0.0.1:8000", input_len: int | None = None) -> list[str]:
+    """`vllm bench serve` for one level of the recipe's sweep (random prompts, fixed lengths)."""
+    sweep = recipe.sweep
+    model = recipe.serving.flags.get("served-model-name", recipe.model_arg)
+    return [
+        "vllm", "bench", "serve",
+        "--backend", "openai",
+        "--base-url", base_url,
+        "--endpoint", "/v1/completions",
+        "--model", str(model),
+        "--tokenizer", recipe.model_arg,
+        "--dataset-name", "random",
+        "--random-input-len", str(input_len or sweep.input_len),
+        "--random-output-len", str(sweep.output_len),
+        "--num-prompts", str(prompts_for(recipe, concurrency)),
+        "--max-concurrency", str(concurrency),
+        "--num-warmups", str(sweep.warmups),
+        "--ignore-eos",
+        "--percentile-metrics", "ttft,tpot,itl,e2el",
+        "--metric-percentiles", "50,90,99",
+    ]

@@ -1,0 +1,60 @@
+// Sort and filter the catalogue index. No dependencies; works with Material's instant loading off.
+(function () {
+  function cellValue(row, index, kind) {
+    var cell = row.cells[index];
+    var raw = cell.hasAttribute("data-value") ? cell.getAttribute("data-value") : cell.textContent.trim();
+    if (kind === "num") { return raw === "" ? -Infinity : parseFloat(raw); }
+    return raw.toLowerCase();
+  }
+
+  function makeSortable(table) {
+    var headers = table.tHead.rows[0].cells;
+    Array.prototype.forEach.call(headers, function (th, index) {
+      th.setAttribute("role", "button");
+      th.addEventListener("click", function () {
+        var ascending = th.getAttribute("aria-sort") !== "ascending";
+        Array.prototype.forEach.call(headers, function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+        var kind = th.getAttribute("data-sort") || "text";
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var x = cellValue(a, index, kind), y = cellValue(b, index, kind);
+          return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
+        });
+        rows.forEach(function (row) { body.appendChild(row); });
+      });
+    });
+  }
+
+  function makeFilterable(table, controls, counter) {
+    var inputs = controls.querySelectorAll("[data-filter]");
+    function apply() {
+      var shown = 0;
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+        var visible = Array.prototype.every.call(inputs, function (input) {
+          var key = input.getAttribute("data-filter"), want = input.value.trim().toLowerCase();
+          if (!want) { return true; }
+          var have = (row.getAttribute("data-" + key) || "").toLowerCase();
+          return key === "text" ? have.indexOf(want) !== -1 : have === want;
+        });
+        row.hidden = !visible;
+        if (visible) { shown += 1; }
+      });
+      if (counter) { counter.textContent = shown + " recipe(s)"; }
+    }
+    Array.prototype.forEach.call(inputs, function (input) {
+      input.addEventListener("input", apply);
+      input.addEventListener("change", apply);
+    });
+    apply();
+  }
+
+  function init() {
+    document.querySelectorAll("table.rc-sortable").forEach(makeSortable);
+    var index = document.getElementById("rc-index"), filters = document.getElementById("rc-filters");
+    if (index && filters) { makeFilterable(index, filters, document.getElementById("rc-count")); }
+  }
+
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
+})();

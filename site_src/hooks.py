@@ -1,0 +1,45 @@
+"""MkDocs glue: add the generated pages at build time (nothing is written into docs_dir)."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from pathlib import Path
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File, Files
+
+log = logging.getLogger("mkdocs.hooks.catalogue")
+_code_stamp: float | None = None
+_checker = None
+
+
+def _fresh_build_module():
+    """Import catalogue.site.build, re-importing the package when its code changed (mkdocs serve)."""
+    global _code_stamp
+    package = Path(__file__).resolve().parents[1] / "catalogue"
+    stamp = max(p.stat().st_mtime for p in package.rglob("*.py"))
+    if _code_stamp is not None and stamp != _code_stamp:
+        for name in [m for m in sys.modules if m == "catalogue" or m.startswith("catalogue.")]:
+            del sys.modules[name]
+    _code_stamp = stamp
+    return importlib.import_module("catalogue.site.build")
+
+
+@event_priority(100)
+def on_files(files: Files, config) -> Files:
+    global _checker
+    build_module = _fresh_build_module()
+    from catalogue.flags.select import upstream_checker
+
+    if _checker is None:
+        _checker = upstream_checker()
+        log.info("catalogue: flags checked against %s", _checker.source)
+    roots = [Path(config["config_file_path"]).parent / r for r in config["extra"].get("recipe_roots", ["recipes"])]
+    build = build_module.generate(roots, _checker)
+    for line in build.refused:
+        log.error("catalogue: not published: %s", line)
+    for path, content in build.pages.items():
+        files.append(File.generated(config, path, content=content))
+    return files
