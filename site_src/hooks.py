@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -36,7 +37,9 @@ def on_files(files: Files, config) -> Files:
     if _checker is None:
         _checker = upstream_checker()
         log.info("catalogue: flags checked against %s", _checker.source)
-    roots = [Path(config["config_file_path"]).parent / r for r in config["extra"].get("recipe_roots", ["recipes"])]
+    base = Path(config["config_file_path"]).parent
+    names = os.environ.get("CATALOGUE_RECIPE_ROOTS", "").split(os.pathsep) if os.environ.get("CATALOGUE_RECIPE_ROOTS") else None
+    roots = [base / r for r in (names or config["extra"].get("recipe_roots", ["recipes"]))]
     build = build_module.generate(roots, _checker)
     for line in build.refused:
         log.error("catalogue: not published: %s", line)

@@ -1,0 +1,132 @@
+"""The built site in a real browser: Debian chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from catalogue.launch import launch_argv, split_command
+from tests.site_support import Served, mkdocs_build
+
+pytestmark = pytest.mark.browser
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("browser") / "site"
+    result = mkdocs_build(out)
+    assert result.returncode == 0, result.stderr
+    served = Served(out)
+    yield served.url
+    served.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Debian chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def open_page(browser, site):
+    """Open a page; afterwards assert no console errors and no request left 127.0.0.1."""
+    contexts, problems = [], []
+
+    def go(path: str, scheme: str = "light"):
+        context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.on("request", lambda r: problems.append(f"off-site request: {r.url}") if not r.url.startswith(site) and not r.url.startswith("data:") else None)
+        page.goto(f"{site}/{path}")
+        page.wait_for_load_state("networkidle")
+        return page
+
+    yield go
+    for context in contexts:
+        context.close()
+    assert problems == []
+
+
+def _column(page, index: int) -> list[str]:
+    return page.eval_on_selector_all(
+        "#rc-index tbody tr:not([hidden])", f"rows => rows.map(r => r.cells[{index}].getAttribute('data-value') ?? r.cells[{index}].textContent.trim())"
+    )
+
+
+def test_index_sorts_by_clicking_a_header(open_page):
+    page = open_page("")
+    header = page.locator("#rc-index th", has_text="Best generation")
+    header.click()
+    ascending = [float(v) for v in _column(page, 7)]
+    assert ascending == sorted(ascending) and len(ascending) == 7
+    header.click()
+    descending = [float(v) for v in _column(page, 7)]
+    assert descending == sorted(ascending, reverse=True) and descending[0] == 567.9
+
+
+def test_index_filters(open_page):
+    page = open_page("")
+    page.select_option("select[data-filter=topology]", "solo")
+    assert page.locator("#rc-count").text_content() == "4 recipe(s)"
+    page.select_option("select[data-filter=status]", "production")
+    titles = page.eval_on_selector_all("#rc-index tbody tr:not([hidden]) td:first-child", "cells => cells.map(c => c.textContent)")
+    assert titles == ["openai/gpt-oss-120b on ASUS GX10 / DGX Spark (concurrency-first)"]
+    page.select_option("select[data-filter=status]", "")
+    page.select_option("select[data-filter=topology]", "")
+    page.fill("input[data-filter=text]", "least-busy")
+    assert page.locator("#rc-count").text_content() == "1 recipe(s)"
+
+
+def test_recipe_chart_has_one_point_per_level(open_page):
+    page = open_page("recipes/gptoss-120b/")
+    chart = page.locator("svg.rc-chart").first
+    assert chart.is_visible()
+    xs = chart.locator('g[data-series="Generation"] circle.rc-point').evaluate_all("cs => cs.map(c => Number(c.dataset.x))")
+    assert xs == [1, 2, 4, 5, 8, 10, 16, 32, 64, 128, 256]
+    peaks = chart.locator('g[data-series="Peak"] circle.rc-point').evaluate_all("cs => cs.map(c => Number(c.dataset.y))")
+    assert peaks[-1] == 1024
+
+
+def test_copy_button_copies_the_exact_launch_command(open_page, entries):
+    page = open_page("recipes/gptoss-120b/")
+    block = page.locator("h2#launch-command ~ div.highlight").first
+    block.hover()
+    block.locator("button.md-code__button, button.md-clipboard").first.click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert split_command(copied) == launch_argv(entries["gptoss-120b"].recipe)
+
+
+def _luminance(rgb: str) -> float:
+    values = [int(v) / 255 for v in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
+    lin = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in values]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_chart_text_readable_in_both_palettes(open_page, scheme):
+    page = open_page("recipes/gptoss-120b/", scheme)
+    assert page.get_attribute("body", "data-md-color-scheme") == ("slate" if scheme == "dark" else "default")
+    fill = page.eval_on_selector("svg.rc-chart text.rc-axis", "t => getComputedStyle(t).fill")
+    background = page.eval_on_selector("body", "b => getComputedStyle(b).backgroundColor")
+    light, dark = sorted([_luminance(fill), _luminance(background)], reverse=True)
+    assert (light + 0.05) / (dark + 0.05) >= 4.5, (fill, background)
+
+
+def test_comparison_page_renders(open_page):
+    page = open_page("compare/openai-gpt-oss-120b--dgx-spark/")
+    assert page.locator("table.rc-compare").count() >= 3
+    assert page.locator("td.rc-best").count() > 0

@@ -1,0 +1,48 @@
+"""`mkdocs build --strict` of the catalogue: pages present, bad recipes refused, export without MkDocs."""
+
+from __future__ import annotations
+
+import yaml
+
+from catalogue.cli import main
+from tests.site_support import mkdocs_build
+
+
+def test_strict_build_of_the_seed_catalogue(tmp_path):
+    result = mkdocs_build(tmp_path / "site")
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "site/recipes/gptoss-120b/index.html").read_text()
+    for figure in ("285.8", "1,024", "+46.4 %", "+53.9 %", "+73.6 %", "+10.1 %"):
+        assert figure in page
+    assert (tmp_path / "site/compare/openai-gpt-oss-120b--dgx-spark/index.html").exists()
+    assert (tmp_path / "site/methodology/index.html").exists()
+
+
+def test_build_refuses_a_recipe_with_a_bad_flag(tmp_path, recipe_copy):
+    root, folder = recipe_copy()
+    data = yaml.safe_load((folder / "recipe.yaml").read_text())
+    data["serving"]["flags"]["kv-cache-dtype"] = "fp9"
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    result = mkdocs_build(tmp_path / "site", [root])
+    assert result.returncode != 0
+    line = next(ln for ln in result.stderr.splitlines() if "not published" in ln)
+    assert "gptoss-120b/recipe.yaml" in line and "--kv-cache-dtype" in line and "fp9" in line
+
+
+def test_hostile_title_is_text_on_the_built_page(tmp_path, recipe_copy):
+    root, folder = recipe_copy()
+    data = yaml.safe_load((folder / "recipe.yaml").read_text())
+    data["title"] = "<script>window.pwned=1</script>"
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    result = mkdocs_build(tmp_path / "site", [root])
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "site/recipes/gptoss-120b/index.html").read_text()
+    assert "<script>window.pwned" not in html and "&lt;script&gt;window.pwned=1&lt;/script&gt;" in html
+
+
+def test_export_writes_markdown_without_mkdocs(tmp_path, repo, capsys):
+    out = tmp_path / "export"
+    assert main(["--root", str(repo / "recipes"), "export", str(out)]) == 0
+    names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
+    assert "index.md" in names and "recipes/gptoss-120b.md" in names and len(names) == 10
+    assert not list(tmp_path.glob(".export*"))

@@ -1,0 +1,74 @@
+"""Golden tests (recipe in, Markdown out) and the page facts the issue names."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from catalogue.flags.validate import Finding
+from catalogue.launch import launch_argv, split_command
+from catalogue.loading import load_catalogue
+from catalogue.site.pages import build_pages, fmt_num, markdown_text, render_recipe
+from catalogue.site.view import Validation
+
+GOLDEN = Path(__file__).parent / "golden"
+FIXED = Validation("0.32.0", dt.date(2026, 11, 22), "test snapshot", [
+    Finding("info", Path("recipes/gptoss-120b/recipe.yaml"), "mxfp4-layers", "not in vLLM 0.32.0; provided by vllm-node-mxfp4", "vLLM 0.32.0"),
+])
+
+
+@pytest.mark.parametrize("page", ["recipes/gptoss-120b.md", "compare/openai-gpt-oss-120b--dgx-spark.md", "index.md"])
+def test_golden_pages(entries, page):
+    pages = build_pages(list(entries.values()), {"gptoss-120b": FIXED})
+    golden = GOLDEN / page.replace("/", "__")
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(pages[page])
+    assert pages[page] == golden.read_text(), f"rerun with UPDATE_GOLDEN=1 if the change is intended: {golden}"
+
+
+def test_recipe_page_shows_every_seed_figure(entries):
+    page = render_recipe(entries["gptoss-120b"], FIXED)
+    for figure in ["60.4", "80.3", "107.2", "118.7", "141.9", "160.5", "181.2", "202", "229.2", "271", "285.8", "1,024", "5,115", "7,034"]:
+        assert f"<td>{figure}</td>" in page
+    for delta in ["+46.4 %", "+53.9 %", "+73.6 %", "+10.1 %"]:
+        assert delta in page
+    assert "verified 2026-05-06" in page and "flags validated against vLLM 0.32.0 on 2026-11-22" in page
+    assert "107.1 tok/s" in page and "**56 %**" in page
+
+
+def test_launch_block_parses_back_to_the_recipe(entries):
+    for entry in entries.values():
+        page = render_recipe(entry)
+        block = re.search(r"## Launch command.*?```bash\n(.*?)\n```", page, re.S).group(1)
+        assert split_command(block) == launch_argv(entry.recipe)
+
+
+def test_hostile_strings_are_escaped(recipe_copy):
+    root, folder = recipe_copy()
+    text = (folder / "recipe.yaml").read_text()
+    text = text.replace("title: openai/gpt-oss-120b on ASUS GX10 / DGX Spark (concurrency-first)", 'title: "<script>alert(1)</script> & <b>x</b>"')
+    text = text.replace("    - \"Interactive use", "    - \"<img src=x onerror=alert(2)> `<code>` Interactive use", 1)
+    (folder / "recipe.yaml").write_text(text)
+    page = build_pages(load_catalogue([root]))["recipes/gptoss-120b.md"]
+    assert "<script>" not in page and "<img" not in page and "<b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;x&lt;/b&gt;" in page
+    assert "`<code>`" in page
+
+
+def test_number_format():
+    assert [fmt_num(v) for v in (None, 5115, 60.4, 1024.0, 33.73, 107.0588)] == ["—", "5,115", "60.4", "1,024", "33.73", "107.1"]
+    assert str(markdown_text("a < b `<x>` & c")) == "a &lt; b `<x>` &amp; c"
+
+
+def test_comparison_page_winner_column(entries):
+    page = build_pages(list(entries.values()))["compare/openai-gpt-oss-120b--dgx-spark.md"]
+    decode = page.split("## Generation (tok/s)")[1].split("##")[0]
+    row_c64 = next(line for line in decode.splitlines() if line.startswith("<tr><td>64</td>"))
+    assert row_c64.endswith("<td>topology-2x-shuffle (+20 %)</td></tr>")
+    ttft = page.split("## Time to first token (ms)")[1].split("##")[0]
+    row_c1 = next(line for line in ttft.splitlines() if line.startswith("<tr><td>1</td>"))
+    assert "topology-cluster-tp2" in row_c1.rsplit("<td>", 1)[1]
