@@ -43,8 +43,11 @@ def entries() -> dict[str, Entry]:
 def recipe_copy(tmp_path: Path):
     """Copy one seed recipe into a scratch catalogue and return (root, folder)."""
 
+    made = []
+
     def make(recipe_id: str = "gptoss-120b") -> tuple[Path, Path]:
-        root = tmp_path / "recipes"
+        made.append(recipe_id)
+        root = tmp_path / f"copy{len(made)}" / "recipes"
         shutil.copytree(REPO / "recipes" / recipe_id, root / recipe_id)
         return root, root / recipe_id
 

@@ -79,8 +79,8 @@ def _type_name(action: argparse.Action) -> tuple[str | None, list[str] | None]:
     if kind in (int, float, str):
         return kind.__name__, None
     qualname = getattr(kind, "__qualname__", "")
-    for cell in getattr(kind, "__closure__", None) or ():
-        inner = cell.cell_contents
+    bound = [cell.cell_contents for cell in getattr(kind, "__closure__", None) or ()]
+    for inner in [*bound, *(getattr(kind, "__defaults__", None) or ())]:
         if JSON_CONFIG_TYPES in qualname and isinstance(inner, type):
             fields = getattr(inner, "__dataclass_fields__", None) or getattr(inner, "model_fields", {})
             return "json", sorted(fields)

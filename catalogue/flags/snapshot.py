@@ -15,6 +15,8 @@ from catalogue.recipe import Strict
 
 SNAPSHOT_DIR = Path("snapshots")
 IMAGE_SNAPSHOT_DIR = SNAPSHOT_DIR / "images"
+FORMAT = 2
+"""Bumped whenever extraction changes, so stale caches are not reused."""
 
 
 class OptionSpec(Strict):
@@ -64,7 +66,7 @@ def installed_vllm_version() -> str | None:
 def cache_path(version: str) -> Path:
     """Where the extracted snapshot of an installed vLLM version is cached."""
     root = Path(os.environ.get("CATALOGUE_CACHE", Path.home() / ".cache" / "catalogue"))
-    return root / f"flags-vllm-{version}.json"
+    return root / f"flags-vllm-{version}-f{FORMAT}.json"
 
 
 def read_snapshot(path: Path) -> FlagSnapshot:

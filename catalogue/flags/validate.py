@@ -32,10 +32,20 @@ class Finding:
 
 
 def suggest(word: str, candidates: list[str]) -> str | None:
-    """The closest candidate, case-insensitively, or None."""
+    """The closest candidate, case-insensitively; ties go to the nearest characters (mxfp5 -> mxfp4)."""
     lowered = {c.lower(): c for c in candidates}
-    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
-    return lowered[match[0]] if match else None
+    target = word.lower()
+    matches = difflib.get_close_matches(target, list(lowered), n=8, cutoff=0.6)
+    if not matches:
+        return None
+    score = difflib.SequenceMatcher(None, target, matches[0]).ratio()
+    best = [m for m in matches if difflib.SequenceMatcher(None, target, m).ratio() == score]
+    return lowered[min(best, key=lambda m: (_char_distance(target, m), m))]
+
+
+def _char_distance(a: str, b: str) -> int:
+    """Sum of code-point gaps at positions that differ, plus the length difference."""
+    return sum(abs(ord(x) - ord(y)) for x, y in zip(a, b)) + 32 * abs(len(a) - len(b))
 
 
 def explain(message: str, checker: ArgvChecker, name: str) -> str:
