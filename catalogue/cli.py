@@ -39,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     ref.add_argument("--dry-run", action="store_true", help="print the plan and commands; start nothing")
     ref.add_argument("--resume", action="store_true", help="finish the newest incomplete run")
     ref.add_argument("--local", action="store_true", help="run `vllm serve` as a local process, not in docker")
+    ref.add_argument("--port", type=int, help="serve on this port instead of the recipe's")
     return parser
 
 
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_dump(args.out, args.image)
         from runner.refresh import run_refresh
 
-        return run_refresh(roots, args.id, dry_run=args.dry_run, resume=args.resume, local=args.local)
+        return run_refresh(roots, args.id, dry_run=args.dry_run, resume=args.resume, local=args.local, port=args.port)
     except CatalogueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,86 @@
+"""Map raw `vllm bench serve` results to the catalogue's run file; write it atomically."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import runner
+from catalogue.atomic import write_text
+from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, LevelResult, MeasuredProvenance, Stats
+
+PREFILL_DERIVATION = (
+    "concurrency × (total_input_tokens ÷ completed) ÷ mean TTFT: prompt tokens per request over the mean "
+    "time to first token, times the requests in flight"
+)
+
+
+def _stats(raw: dict[str, Any], name: str) -> Stats | None:
+    values = {
+        "mean": raw.get(f"mean_{name}_ms"),
+        "std": raw.get(f"std_{name}_ms"),
+        "p50": raw.get(f"p50_{name}_ms", raw.get(f"median_{name}_ms")),
+        "p90": raw.get(f"p90_{name}_ms"),
+        "p99": raw.get(f"p99_{name}_ms"),
+    }
+    present = {k: float(v) for k, v in values.items() if v is not None}
+    return Stats(**present) if present else None
+
+
+def level_from_raw(raw: dict[str, Any], concurrency: int, raw_name: str) -> LevelResult:
+    """One level's figures from one raw result JSON."""
+    completed = int(raw.get("completed", 0))
+    mean_ttft = raw.get("mean_ttft_ms")
+    prefill = None
+    if completed and mean_ttft:
+        prefill = concurrency * (raw["total_input_tokens"] / completed) / (mean_ttft / 1000)
+    return LevelResult(
+        concurrency=concurrency,
+        prefill_tps=prefill,
+        generation_tps=raw.get("output_throughput"),
+        peak_tps=raw.get("max_output_tokens_per_s"),
+        total_tps=raw.get("total_token_throughput"),
+        ttft_ms=_stats(raw, "ttft"),
+        itl_ms=_stats(raw, "itl"),
+        tpot_ms=_stats(raw, "tpot"),
+        e2e_ms=_stats(raw, "e2el"),
+        completed=completed,
+        failed=int(raw.get("failed", 0)),
+        raw=[raw_name],
+    )
+
+
+def gpu_description() -> str | None:
+    """GPU names and driver from nvidia-smi, when there is one."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True, check=False)
+    lines = sorted({line.strip() for line in out.stdout.splitlines() if line.strip()})
+    return "; ".join(f"{line.split(',')[0]} (driver {line.split(',')[-1].strip()})" for line in lines) or None
+
+
+def build_run(*, stamp: str, serve: list[str], bench: dict[int, list[str]], levels: list[LevelResult], vllm_version: str,
+              image: str | None, flag_snapshot: str | None, input_len: int, output_len: int, complete: bool,
+              reason: str | None, notes: list[str]) -> BenchmarkRun:
+    """The run file's content."""
+    recorded = dt.datetime.strptime(stamp, RUN_STAMP_FORMAT).replace(tzinfo=dt.timezone.utc)
+    provenance = MeasuredProvenance(
+        method="measured", runner_version=runner.__version__, vllm_version=vllm_version, image=image,
+        gpu=gpu_description(), host=platform.node(), serve_command=serve,
+        bench_commands=[bench[lv.concurrency] for lv in levels], prefill_derivation=PREFILL_DERIVATION,
+        flag_snapshot=flag_snapshot,
+    )
+    return BenchmarkRun(recorded_at=recorded, provenance=provenance, input_len=input_len, output_len=output_len,
+                        runs_per_level=1, levels=sorted(levels, key=lambda lv: lv.concurrency), complete=complete,
+                        incomplete_reason=reason, notes=notes)
+
+
+def write_run(run: BenchmarkRun, path: Path) -> None:
+    """Write the run file atomically (temp file + rename)."""
+    write_text(path, json.dumps(run.model_dump(mode="json", exclude_none=True), indent=2) + "\n")
