@@ -90,6 +90,7 @@ def bench_argv(recipe: Recipe, concurrency: int, base_url: str = "http://127.0.0
         "--num-prompts", str(prompts_for(recipe, concurrency)),
         "--max-concurrency", str(concurrency),
         "--num-warmups", str(sweep.warmups),
+        "--ready-check-timeout-sec", "0",
         "--ignore-eos",
         "--percentile-metrics", "ttft,tpot,itl,e2el",
         "--metric-percentiles", "50,90,99",

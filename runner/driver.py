@@ -1,7 +1,8 @@
 """Drive vLLM's benchmark client for several levels in one process (vLLM is imported once).
 
-Usage: python -m runner.driver JOBS.json EVENTS.jsonl
-JOBS.json is a list of {"level": c, "argv": ["vllm", "bench", "serve", ...]}; each argv is parsed
+Usage: python -m runner.driver JOBS.json EVENTS.jsonl GO
+The runner starts it while the server boots: it imports vLLM, then waits for the file GO (written
+once /health answers) before it sends anything. JOBS.json is a list of {"level": c, "argv": ["vllm", "bench", "serve", ...]}; each argv is parsed
 by `vllm bench serve`'s own parser and run by its own `main`. One JSON line per finished level is
 appended to EVENTS.jsonl.
 """
@@ -9,6 +10,7 @@ appended to EVENTS.jsonl.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import traceback
@@ -21,7 +23,15 @@ def _event(path: Path, **fields) -> None:
         handle.flush()
 
 
-def main(jobs_path: Path, events_path: Path) -> int:
+def wait_for(go: Path, parent: int) -> None:
+    """Block until the runner says go; leave if the runner is gone."""
+    while not go.exists():
+        if os.getppid() != parent:
+            raise SystemExit("runner exited")
+        time.sleep(0.1)
+
+
+def main(jobs_path: Path, events_path: Path, go: Path) -> int:
     started = time.monotonic()
     from vllm.benchmarks.serve import add_cli_args
     from vllm.benchmarks.serve import main as bench_main
@@ -31,6 +41,7 @@ def main(jobs_path: Path, events_path: Path) -> int:
     except ImportError:
         from vllm.utils import FlexibleArgumentParser
     _event(events_path, kind="ready", import_s=time.monotonic() - started)
+    wait_for(go, os.getppid())
     for job in json.loads(jobs_path.read_text()):
         argv = job["argv"]
         if argv[:3] != ["vllm", "bench", "serve"]:
@@ -51,4 +62,4 @@ def main(jobs_path: Path, events_path: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])))

@@ -30,10 +30,20 @@ class Progress:
     notes: list[str] = field(default_factory=list)
 
 
+_last_line = {"text": "", "at": 0.0}
+
+
 def bar(done: int, total: int, label: str) -> None:
-    """A one-line progress bar on stderr."""
+    """A progress bar on stderr: redrawn in place on a terminal, a new line every 15 s or on change otherwise."""
     filled = int(20 * done / max(total, 1))
-    print(f"\r[{'#' * filled}{'.' * (20 - filled)}] {done}/{total} levels {label}".ljust(70), end="", file=sys.stderr, flush=True)
+    text = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{total} levels {label}"
+    if sys.stderr.isatty():
+        print(f"\r{text}".ljust(72), end="", file=sys.stderr, flush=True)
+        return
+    key = text.split(" waiting")[0]
+    if key != _last_line["text"] or time.monotonic() - _last_line["at"] > 15:
+        print(text, file=sys.stderr, flush=True)
+        _last_line.update(text=key, at=time.monotonic())
 
 
 def resumable(entry: Entry) -> BenchmarkRun | None:
@@ -71,33 +81,50 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
     write_run(run, plan.run_file)
 
 
-def sweep(plan: Plan, server: srv.Server, progress: Progress, todo: list[int]) -> None:
-    """Run the remaining levels in one client process; record each level as soon as it finishes."""
-    jobs = plan.raw_dir / "jobs.json"
-    events = plan.raw_dir / "events.jsonl"
+def start_client(plan: Plan, todo: list[int]) -> subprocess.Popen:
+    """Start vLLM's benchmark client for the remaining levels; it imports vLLM while the server boots."""
+    jobs, events, go = plan.raw_dir / "jobs.json", plan.raw_dir / "events.jsonl", plan.raw_dir / "go"
     jobs.write_text(json.dumps([{"level": c, "argv": plan.bench[c]} for c in todo]))
     events.write_text("")
+    go.unlink(missing_ok=True)
     with open(plan.raw_dir / "client.log", "ab") as log:
-        client = subprocess.Popen([sys.executable, "-m", "runner.driver", str(jobs), str(events)], stdout=log,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen([sys.executable, "-m", "runner.driver", str(jobs), str(events), str(go)], stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def sweep(plan: Plan, server: srv.Server, client: subprocess.Popen, progress: Progress, todo: list[int]) -> None:
+    """Let the client run; record each level as soon as it finishes; stop on any fault."""
+    events = plan.raw_dir / "events.jsonl"
+    (plan.raw_dir / "go").write_text("go\n")
     seen = 0
-    try:
-        while True:
-            lines = events.read_text().splitlines()
-            for line in lines[seen:]:
-                event = json.loads(line)
-                if event["kind"] == "level":
+    while True:
+        lines = events.read_text().splitlines()
+        for line in lines[seen:]:
+            event = json.loads(line)
+            if event["kind"] == "level":
+                try:
                     _take_level(plan, progress, event)
-            seen = len(lines)
-            if server.exit_code() is not None:
-                raise srv.ServerFailed(f"server exited with code {server.exit_code()} during the sweep\n{srv.log_tail(server)}")
-            if client.poll() is not None:
-                if client.returncode != 0 or any(c not in progress.levels for c in todo):
-                    raise ClientFailed(f"benchmark client exited with code {client.returncode}; see {plan.raw_dir / 'client.log'}")
-                return
-            time.sleep(0.2)
-    finally:
-        srv.stop_group(client, grace_s=3)
+                except ClientFailed:
+                    _blame_server(server)
+                    raise
+                bar(len(progress.levels), len(plan.levels), f"c={event['level']} done")
+        seen = len(lines)
+        if server.exit_code() is not None:
+            raise srv.ServerFailed(f"server exited with code {server.exit_code()} during the sweep\n{srv.log_tail(server)}")
+        if client.poll() is not None and len(events.read_text().splitlines()) == seen:
+            if client.returncode != 0 or any(c not in progress.levels for c in todo):
+                raise ClientFailed(f"benchmark client exited with code {client.returncode}; see {plan.raw_dir / 'client.log'}")
+            return
+        time.sleep(0.2)
+
+
+def _blame_server(server: srv.Server, wait_s: float = 3.0) -> None:
+    """When requests fail because the server died, say so: the server's exit is the real cause."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if server.exit_code() is not None:
+            raise srv.ServerFailed(f"server exited with code {server.exit_code()} during the sweep\n{srv.log_tail(server)}")
+        time.sleep(0.1)
 
 
 class ClientFailed(Exception):
@@ -105,24 +132,26 @@ class ClientFailed(Exception):
 
 
 def _take_level(plan: Plan, progress: Progress, event: dict) -> None:
+    """Record a finished level; a level with failed requests is not kept (its raw file stays)."""
     level = event["level"]
     if not event["ok"]:
         raise ClientFailed(f"benchmark client failed at c={level}: {event['error']}")
     raw = json.loads((plan.raw_dir / f"c{level}.json").read_text())
     result = level_from_raw(raw, level, f"{plan.stamp}/c{level}.json")
+    if result.failed:
+        raise ClientFailed(f"c={level}: {result.failed} of {result.failed + (result.completed or 0)} requests failed")
     progress.levels[level] = result
     overhead = event["wall_s"] - (event.get("duration_s") or 0)
     progress.notes = [n for n in progress.notes if not n.startswith(f"c={level}:")] + [
         f"c={level}: {event['wall_s']:.2f} s wall, {overhead:.2f} s outside the benchmark window"]
-    if result.failed:
-        raise ClientFailed(f"c={level}: {result.failed} of {result.failed + (result.completed or 0)} requests failed")
 
 
 def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
     """Boot once, sweep what is left, stop everything, record; 0 only when the sweep completed."""
-    todo = [c for c in plan.levels if c not in progress.levels or progress.levels[c].failed]
+    todo = [c for c in plan.levels if c not in progress.levels]
     plan.raw_dir.mkdir(parents=True, exist_ok=True)
     snapshot = start_snapshot(plan)
+    client = start_client(plan, todo)
     server: srv.Server | None = None
     reason: str | None = None
     code = 1
@@ -133,7 +162,7 @@ def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
         progress.vllm_version = server_version(plan.base_url)
         progress.notes = [n for n in progress.notes if not n.startswith("server healthy")] + [f"server healthy after {took:.1f} s"]
         bar(len(progress.levels), len(plan.levels), f"healthy after {took:.0f} s")
-        sweep(plan, server, progress, todo)
+        sweep(plan, server, client, progress, todo)
         code = 0
     except (srv.ServerFailed, ClientFailed) as exc:
         reason = str(exc).splitlines()[0]
@@ -143,6 +172,7 @@ def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
         code = 130
         print("\ninterrupted; stopping the server", file=sys.stderr)
     finally:
+        srv.stop_group(client, grace_s=3)
         if server is not None:
             srv.stop(server)
         if snapshot is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from catalogue.errors import CatalogueError
@@ -19,7 +20,9 @@ from catalogue.loading import Entry
 
 
 def upstream_checker(snapshot: Path | None = None, snapshot_dir: Path = SNAPSHOT_DIR) -> ArgvChecker:
-    """The given snapshot; else the installed vLLM; else the newest committed snapshot."""
+    """The given snapshot (or $CATALOGUE_FLAGS_SNAPSHOT); else the installed vLLM; else the newest committed one."""
+    if snapshot is None and os.environ.get("CATALOGUE_FLAGS_SNAPSHOT"):
+        snapshot = Path(os.environ["CATALOGUE_FLAGS_SNAPSHOT"])
     if snapshot is not None:
         return SnapshotChecker(read_snapshot(snapshot), f"snapshot {snapshot}")
     if installed_vllm_version() is not None:

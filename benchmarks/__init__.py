@@ -1,0 +1,1 @@
+"""Performance figures for `nox -s bench`: printed, never asserted."""

@@ -1,0 +1,29 @@
+"""Synthetic catalogues: N recipes cloned from the seed recipe with varied models and hardware."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = [f"org{i}/model-{i}b" for i in range(12)]
+PLATFORMS = ["dgx-spark", "rtx-5090", "h100", "mi300x", "m3-ultra"]
+STATUSES = ["production", "experimental", "community"]
+
+
+def make_catalogue(root: Path, count: int) -> Path:
+    """Write `count` recipe folders under `root` and return it."""
+    seed = REPO / "recipes" / "gptoss-120b"
+    data = yaml.safe_load((seed / "recipe.yaml").read_text())
+    for i in range(count):
+        folder = root / f"synthetic-{i:04d}"
+        shutil.copytree(seed / "runs", folder / "runs")
+        data["title"] = f"Synthetic recipe {i}"
+        data["model"] = MODELS[i % len(MODELS)]
+        data["hardware"]["platform"] = PLATFORMS[i % len(PLATFORMS)]
+        data["hardware"]["name"] = PLATFORMS[i % len(PLATFORMS)].upper()
+        data["status"] = STATUSES[i % len(STATUSES)]
+        (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return root

