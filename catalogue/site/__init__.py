@@ -1,0 +1,1 @@
+"""Page generation: entries -> view models -> Markdown pages (no MkDocs needed)."""

@@ -1,0 +1,138 @@
+"""Derived figures for pages: headline numbers, deltas, roofline, provenance lines, groups."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult
+from catalogue.flags.validate import Finding
+from catalogue.launch import bench_argv, launch_argv, serve_argv, shell_command
+from catalogue.loading import Entry, getattr_metric
+from catalogue.recipe import ClusterTopology, Comparison, Recipe, ReplicasTopology
+
+METRIC_LABELS = {
+    "generation_tps": "Generation (tok/s)",
+    "prefill_tps": "Prefill (tok/s)",
+    "peak_tps": "Peak (tok/s)",
+    "total_tps": "Total (tok/s)",
+    "ttft_mean_ms": "TTFT mean (ms)",
+}
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """A comparison with our figure and the delta computed from the data."""
+
+    comparison: Comparison
+    ours: float
+    delta_pct: float
+
+
+@dataclass(frozen=True)
+class Validation:
+    """What the page says about its flag check."""
+
+    vllm_version: str
+    checked_on: dt.date
+    source: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == "error"]
+
+
+def topology_label(recipe: Recipe) -> str:
+    """Short topology name: solo, cluster TP=2 (2 nodes), 2x replicas (router strategy)."""
+    topo = recipe.topology
+    if isinstance(topo, ClusterTopology):
+        return f"cluster TP={topo.tensor_parallel_size} ({topo.nodes} nodes)"
+    if isinstance(topo, ReplicasTopology):
+        return f"{topo.replicas}x replicas ({topo.router} {topo.routing_strategy})"
+    return "solo"
+
+
+def hardware_line(recipe: Recipe) -> str:
+    """'ASUS GX10 / NVIDIA DGX Spark (GB10 Superchip, 128 GB LPDDR5x unified, 273 GB/s)'."""
+    hw = recipe.hardware
+    memory = f"{hw.memory_gb:g} GB" + (f" {hw.memory_type}" if hw.memory_type else "")
+    details = [hw.accelerator, memory]
+    if hw.memory_bandwidth_gbs:
+        details.append(f"{hw.memory_bandwidth_gbs:g} GB/s")
+    if hw.interconnect:
+        details.append(hw.interconnect)
+    return f"{hw.name} ({', '.join(details)})"
+
+
+def comparison_rows(entry: Entry) -> list[ComparisonRow]:
+    """Every comparison with ours and the delta, in recipe order."""
+    rows = []
+    for comparison in entry.recipe.comparisons:
+        level = entry.ours(comparison)
+        ours = getattr_metric(level, comparison.metric) if level else None
+        if ours is not None:
+            rows.append(ComparisonRow(comparison, ours, (ours - comparison.value) / comparison.value * 100))
+    return rows
+
+
+def best_generation(run: BenchmarkRun | None) -> LevelResult | None:
+    """The level with the highest sustained generation rate."""
+    levels = [lv for lv in (run.levels if run else []) if lv.generation_tps is not None]
+    return max(levels, key=lambda lv: lv.generation_tps or 0.0) if levels else None
+
+
+def roofline(entry: Entry) -> dict[str, float] | None:
+    """Single-stream ceiling = bandwidth / bytes per token, and the c=1 generation's share of it."""
+    recipe, run = entry.recipe, entry.latest
+    bandwidth = recipe.hardware.memory_bandwidth_gbs
+    if recipe.roofline is None or not bandwidth:
+        return None
+    ceiling = bandwidth / recipe.roofline.bytes_per_token_gb
+    single = run.level(1) if run else None
+    out = {"ceiling": ceiling, "bandwidth": bandwidth, "bytes": recipe.roofline.bytes_per_token_gb}
+    if single is not None and single.generation_tps is not None:
+        out["measured"] = single.generation_tps
+        out["share"] = single.generation_tps / ceiling * 100
+    return out
+
+
+def provenance_line(run: BenchmarkRun) -> str:
+    """Where a run's figures come from, in one sentence."""
+    p = run.provenance
+    if isinstance(p, ImportedProvenance):
+        when = p.source_date.isoformat() if p.source_date else "date not stated by the source"
+        extra = "; ".join(x for x in (p.tool and f"tool: {p.tool}", p.image and f"image: {p.image}", p.conditions) if x)
+        return f"Imported from “{p.source_title}” ({p.source}; {when})" + (f"; {extra}" if extra else "") + "."
+    gpu = p.gpu or "no GPU (CPU)"
+    where = p.image or "local process"
+    return (
+        f"Measured by the catalogue runner {p.runner_version} on {run.recorded_at:%Y-%m-%d %H:%M} UTC: "
+        f"vLLM {p.vllm_version}, {where}, {gpu}, host {p.host}."
+    )
+
+
+def launch_text(recipe: Recipe) -> str:
+    """The copyable launch command; `vllm serve` starts its own line after the image."""
+    argv = launch_argv(recipe)
+    serve = serve_argv(recipe)
+    head = argv[: len(argv) - len(serve)]
+    return shell_command(head) + " \\\n  " + shell_command(serve) if head else shell_command(serve)
+
+
+def bench_text(recipe: Recipe, concurrency: int) -> str:
+    """The copyable `vllm bench serve` command for one level."""
+    return shell_command(bench_argv(recipe, concurrency))
+
+
+def comparable_groups(entries: list[Entry]) -> dict[tuple[str, str], list[Entry]]:
+    """Recipes that share a model and a hardware platform, two or more per group."""
+    groups: dict[tuple[str, str], list[Entry]] = {}
+    for entry in entries:
+        groups.setdefault((entry.recipe.model, entry.recipe.hardware.platform), []).append(entry)
+    return {key: members for key, members in sorted(groups.items()) if len(members) > 1}
+
+
+def group_slug(model: str, platform: str) -> str:
+    """File stem of a comparison page."""
+    return f"{model.replace('/', '-').lower()}--{platform}"
