@@ -14,6 +14,7 @@ from mkdocs.structure.files import File, Files
 log = logging.getLogger("mkdocs.hooks.catalogue")
 _code_stamp: float | None = None
 _checker = None
+_blocks: dict[str, list[str]] = {}
 
 
 def _fresh_build_module():
@@ -43,6 +44,22 @@ def on_files(files: Files, config) -> Files:
     build = build_module.generate(roots, _checker)
     for line in build.refused:
         log.error("catalogue: not published: %s", line)
+    from catalogue.site.slots import lift
+
+    _blocks.clear()
     for path, content in build.pages.items():
+        content, blocks = lift(content)
+        if blocks:
+            _blocks[path] = blocks
         files.append(File.generated(config, path, content=content))
     return files
+
+
+def on_post_page(output: str, page, config) -> str:
+    """Put the lifted charts and tables back into the finished page."""
+    blocks = _blocks.get(page.file.src_uri)
+    if not blocks:
+        return output
+    from catalogue.site.slots import splice
+
+    return splice(output, blocks)
