@@ -95,4 +95,7 @@ def describe(plan: Plan) -> str:
     lines += ["", shell_command(plan.serve), ""]
     for c in plan.levels:
         lines += [f"level c={c}:", shell_command(plan.bench[c]), ""]
+    from runner.refresh import snapshot_argv
+
+    lines += ["flag snapshot of the server's vLLM (while it boots):", shell_command(snapshot_argv(plan)), ""]
     return "\n".join(lines)

@@ -63,11 +63,19 @@ def server_version(base_url: str) -> str:
 
 def start_snapshot(plan: Plan) -> subprocess.Popen | None:
     """Dump the flag snapshot of the server's own vLLM, beside the raw results, while the server boots."""
-    if plan.container:
-        return None  # inside an image: `docker run --rm <image> catalogue flags dump` once the package is in it
+    return subprocess.Popen(snapshot_argv(plan), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def snapshot_argv(plan: Plan) -> list[str]:
+    """`catalogue flags dump` in the server's environment: this venv, or the recipe's image with the repo mounted."""
     out = plan.raw_dir / "flags.json"
-    return subprocess.Popen([sys.executable, "-m", "catalogue", "flags", "dump", "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    if not plan.container:
+        return [sys.executable, "-m", "catalogue", "flags", "dump", "--out", str(out)]
+    repo = Path(__file__).resolve().parents[1]
+    image = plan.serve[plan.serve.index("vllm") - 1]
+    return ["docker", "run", "--rm", "--entrypoint", "python3", "-v", f"{repo}:/catalogue:ro", "-v", f"{out.parent.resolve()}:/out",
+            "-w", "/catalogue", "-e", "PYTHONPATH=/catalogue", image, "-m", "catalogue", "flags", "dump", "--image", image,
+            "--out", "/out/flags.json"]
 
 
 def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: str | None) -> None:
