@@ -23,6 +23,11 @@ def _env(**extra: str) -> dict[str, str]:
     return {**os.environ, "NO_MKDOCS_2_WARNING": "1", "CATALOGUE_FLAGS_SNAPSHOT": str(SNAPSHOT), **extra}
 
 
+def _roots(synthetic: Path) -> str:
+    """The synthetic catalogue plus the examples folder (the methodology page links to it)."""
+    return os.pathsep.join([str(synthetic), str(REPO / "examples")])
+
+
 def _size_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
 
@@ -43,7 +48,7 @@ def bench_build(sizes: list[int]) -> None:
             out = Path(tmp) / "site"
             start = time.perf_counter()
             subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)], cwd=REPO, check=True,
-                           env=_env(CATALOGUE_RECIPE_ROOTS=str(root)))
+                           env=_env(CATALOGUE_RECIPE_ROOTS=_roots(root)))
             took = time.perf_counter() - start
             print(f"{n:>8} {took:>8.2f} {_size_mb(out):>8.1f} {1000 * took / n:>10.1f}", flush=True)
 
@@ -54,8 +59,8 @@ def bench_serve_edit(n: int = 100) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = make_catalogue(Path(tmp) / "recipes", n)
         port = _free_port()
-        proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "--no-livereload", "-a", f"127.0.0.1:{port}"],
-                                cwd=REPO, env=_env(CATALOGUE_RECIPE_ROOTS=str(root)), stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
+                                cwd=REPO, env=_env(CATALOGUE_RECIPE_ROOTS=_roots(root)), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         url = f"http://127.0.0.1:{port}/recipes/synthetic-0007/"
         try:

@@ -29,6 +29,21 @@ def _fresh_build_module():
     return importlib.import_module("catalogue.site.build")
 
 
+def recipe_roots(config) -> list[Path]:
+    """Recipe folders: $CATALOGUE_RECIPE_ROOTS (os.pathsep-separated) or `extra.recipe_roots`."""
+    base = Path(config["config_file_path"]).parent
+    override = os.environ.get("CATALOGUE_RECIPE_ROOTS")
+    names = override.split(os.pathsep) if override else config["extra"].get("recipe_roots", ["recipes"])
+    return [base / name for name in names]
+
+
+def on_serve(server, config, builder):
+    """Reload on any edit under the recipe folders, wherever they are."""
+    for root in recipe_roots(config):
+        server.watch(str(root))
+    return server
+
+
 @event_priority(100)
 def on_files(files: Files, config) -> Files:
     global _checker
@@ -38,9 +53,7 @@ def on_files(files: Files, config) -> Files:
     if _checker is None:
         _checker = upstream_checker()
         log.info("catalogue: flags checked against %s", _checker.source)
-    base = Path(config["config_file_path"]).parent
-    names = os.environ.get("CATALOGUE_RECIPE_ROOTS", "").split(os.pathsep) if os.environ.get("CATALOGUE_RECIPE_ROOTS") else None
-    roots = [base / r for r in (names or config["extra"].get("recipe_roots", ["recipes"]))]
+    roots = recipe_roots(config)
     build = build_module.generate(roots, _checker)
     for line in build.refused:
         log.error("catalogue: not published: %s", line)
