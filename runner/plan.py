@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shlex
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -82,6 +83,18 @@ def with_results(plan: Plan) -> Plan:
     return replace(plan, bench=bench)
 
 
+def snapshot_argv(plan: Plan) -> list[str]:
+    """`catalogue flags dump` in the server's environment: this venv, or the recipe's image with the repo mounted."""
+    out = plan.raw_dir / "flags.json"
+    if not plan.container:
+        return [sys.executable, "-m", "catalogue", "flags", "dump", "--out", str(out)]
+    repo = Path(__file__).resolve().parents[1]
+    image = plan.serve[plan.serve.index("vllm") - 1]
+    return ["docker", "run", "--rm", "--entrypoint", "python3", "-v", f"{repo}:/catalogue:ro", "-v", f"{out.parent.resolve()}:/out",
+            "-w", "/catalogue", "-e", "PYTHONPATH=/catalogue", image, "-m", "catalogue", "flags", "dump", "--image", image,
+            "--out", "/out/flags.json"]
+
+
 def describe(plan: Plan) -> str:
     """The dry-run text: every command that would run, in order."""
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in plan.env.items())
@@ -95,7 +108,5 @@ def describe(plan: Plan) -> str:
     lines += ["", shell_command(plan.serve), ""]
     for c in plan.levels:
         lines += [f"level c={c}:", shell_command(plan.bench[c]), ""]
-    from runner.refresh import snapshot_argv
-
     lines += ["flag snapshot of the server's vLLM (while it boots):", shell_command(snapshot_argv(plan)), ""]
     return "\n".join(lines)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.errors import CatalogueError
-from catalogue.loading import Entry, load_catalogue, parse_run
+from catalogue.loading import Entry, load_catalogue
 from runner import server as srv
 from runner.lock import refresh_lock
-from runner.plan import Plan, describe, make_plan, with_results
+from runner.plan import Plan, describe, make_plan, snapshot_argv, with_results
 from runner.record import build_run, level_from_raw, write_run
 
 
@@ -66,18 +66,6 @@ def start_snapshot(plan: Plan) -> subprocess.Popen | None:
     return subprocess.Popen(snapshot_argv(plan), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 
-def snapshot_argv(plan: Plan) -> list[str]:
-    """`catalogue flags dump` in the server's environment: this venv, or the recipe's image with the repo mounted."""
-    out = plan.raw_dir / "flags.json"
-    if not plan.container:
-        return [sys.executable, "-m", "catalogue", "flags", "dump", "--out", str(out)]
-    repo = Path(__file__).resolve().parents[1]
-    image = plan.serve[plan.serve.index("vllm") - 1]
-    return ["docker", "run", "--rm", "--entrypoint", "python3", "-v", f"{repo}:/catalogue:ro", "-v", f"{out.parent.resolve()}:/out",
-            "-w", "/catalogue", "-e", "PYTHONPATH=/catalogue", image, "-m", "catalogue", "flags", "dump", "--image", image,
-            "--out", "/out/flags.json"]
-
-
 def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: str | None) -> None:
     """Write the run file with every level finished so far."""
     recipe = entry.recipe
@@ -106,6 +94,7 @@ def sweep(plan: Plan, server: srv.Server, client: subprocess.Popen, progress: Pr
     (plan.raw_dir / "go").write_text("go\n")
     seen = 0
     while True:
+        exited = client.poll() is not None  # before reading: every event it wrote is then in this read
         lines = events.read_text().splitlines()
         for line in lines[seen:]:
             event = json.loads(line)
@@ -119,7 +108,7 @@ def sweep(plan: Plan, server: srv.Server, client: subprocess.Popen, progress: Pr
         seen = len(lines)
         if server.exit_code() is not None:
             raise srv.ServerFailed(f"server exited with code {server.exit_code()} during the sweep\n{srv.log_tail(server)}")
-        if client.poll() is not None and len(events.read_text().splitlines()) == seen:
+        if exited:
             if client.returncode != 0 or any(c not in progress.levels for c in todo):
                 raise ClientFailed(f"benchmark client exited with code {client.returncode}; see {plan.raw_dir / 'client.log'}")
             return

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 
 from catalogue.launch import flag_words, launch_argv, serve_argv, shell_command, split_command

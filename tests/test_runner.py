@@ -17,9 +17,8 @@ import pytest
 import yaml
 
 from catalogue.cli import main
-from catalogue.errors import CatalogueError
 from catalogue.flags.snapshot import installed_vllm_version
-from catalogue.loading import load_entry, parse_run
+from catalogue.loading import load_entry
 from catalogue.site.pages import render_recipe
 from runner.lock import refresh_lock
 from runner.plan import make_plan, with_results

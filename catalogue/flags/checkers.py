@@ -52,9 +52,15 @@ class LiveChecker:
         return None
 
 
-class _RaisingArgumentParser(argparse.ArgumentParser):
+class RaiseOnError:
+    """Mixin for an argparse parser: an error raises ArgumentError instead of printing and exiting."""
+
     def error(self, message: str):  # type: ignore[override]
         raise argparse.ArgumentError(None, message)
+
+
+class _RaisingArgumentParser(RaiseOnError, argparse.ArgumentParser):
+    pass
 
 
 def _json_type(keys: list[str] | None) -> Callable[[str], Any]:

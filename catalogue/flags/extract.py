@@ -30,9 +30,10 @@ def vllm_parser(raising: bool = True) -> argparse.ArgumentParser:
     except ImportError:
         from vllm.utils import FlexibleArgumentParser
 
-    class RaisingParser(FlexibleArgumentParser):  # type: ignore[misc, valid-type]
-        def error(self, message: str):  # type: ignore[override]
-            raise argparse.ArgumentError(None, message)
+    from catalogue.flags.checkers import RaiseOnError
+
+    class RaisingParser(RaiseOnError, FlexibleArgumentParser):  # type: ignore[misc, valid-type]
+        pass
 
     return make_arg_parser(RaisingParser() if raising else FlexibleArgumentParser())
 

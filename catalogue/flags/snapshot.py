@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 
@@ -43,14 +44,18 @@ class FlagSnapshot(Strict):
     options: list[OptionSpec] = Field(description="Every option of `vllm serve`.")
     registries: dict[str, list[str]] = Field(description="Valid values of free-text flags, by flag name.")
 
+    @cached_property
+    def _by_spelling(self) -> dict[str, OptionSpec]:
+        return {spelling: option for option in self.options for spelling in option.spellings}
+
     def option(self, spelling: str) -> OptionSpec | None:
         """The option with this spelling (dashes or underscores), if any."""
-        wanted = "--" + spelling.lstrip("-").replace("_", "-")
-        return next((o for o in self.options if wanted in o.spellings), None)
+        return self._by_spelling.get("--" + spelling.lstrip("-").replace("_", "-"))
 
+    @cached_property
     def long_names(self) -> list[str]:
         """Every long spelling without dashes."""
-        return [s[2:] for o in self.options for s in o.spellings if s.startswith("--")]
+        return [s[2:] for s in self._by_spelling if s.startswith("--")]
 
 
 def installed_vllm_version() -> str | None:
@@ -88,9 +93,10 @@ def image_snapshot_path(image: str, root: Path = IMAGE_SNAPSHOT_DIR) -> Path:
 def newest_committed(root: Path = SNAPSHOT_DIR) -> Path | None:
     """The committed snapshot of the newest upstream vLLM version."""
     files = list(root.glob("vllm-*.json"))
-    return max(files, key=lambda p: _version_key(p.stem.removeprefix("vllm-")), default=None)
+    return max(files, key=lambda p: version_key(p.stem.removeprefix("vllm-")), default=None)
 
 
-def _version_key(version: str) -> tuple[int, ...]:
+def version_key(version: str) -> tuple[int, ...]:
+    """Orderable form of a version string (local suffix such as +cpu ignored)."""
     parts = version.split("+")[0].split(".")
     return tuple(int(p) if p.isdigit() else -1 for p in parts)

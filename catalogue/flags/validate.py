@@ -51,7 +51,7 @@ def _char_distance(a: str, b: str) -> int:
 def explain(message: str, checker: ArgvChecker, name: str) -> str:
     """A parser message as one line, with a suggestion for an unknown flag."""
     if message.startswith("unrecognized arguments"):
-        close = suggest(name.replace("_", "-"), checker.snapshot.long_names())
+        close = suggest(name.replace("_", "-"), checker.snapshot.long_names)
         return "unknown flag" + (f" (did you mean --{close}?)" if close else "")
     message = re.sub(r"^argument [^:]+: ", "", message)
     if "validation error for" in message:
@@ -130,7 +130,7 @@ def _spelling_findings(file: Path, flags: dict, checker: ArgvChecker, version: s
     for name in flags:
         spec = checker.snapshot.option(name)
         if spec is None:
-            full = [s for s in checker.snapshot.long_names() if s.startswith(name.replace("_", "-"))]
+            full = [s for s in checker.snapshot.long_names if s.startswith(name.replace("_", "-"))]
             if len(full) == 1:
                 out.append(Finding("warning", file, name, f"abbreviation of --{full[0]}; spell it in full", version))
             continue

@@ -14,7 +14,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from catalogue.benchmark import LevelResult, MeasuredProvenance
-from catalogue.flags.snapshot import _version_key
+from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
 from catalogue.loading import Entry
 from catalogue.site import view
@@ -138,7 +138,7 @@ def _is_stale(entry: Entry, validation: view.Validation | None) -> bool:
     run = entry.latest
     if validation is None or run is None or not isinstance(run.provenance, MeasuredProvenance):
         return False
-    return _version_key(validation.vllm_version) > _version_key(run.provenance.vllm_version)
+    return version_key(validation.vllm_version) > version_key(run.provenance.vllm_version)
 
 
 def render_recipe(entry: Entry, validation: view.Validation | None = None) -> str:
