@@ -1,4 +1,5 @@
-"""Synthetic catalogues: N recipes cloned from the seed recipe with varied models and hardware."""
+"""Synthetic catalogues: N recipes cloned from the richest seed recipe, each with its own title, summary,
+model, hardware and status (so no page is a copy of another)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,12 @@ def make_catalogue(root: Path, count: int) -> Path:
     """Write `count` recipe folders under `root` and return it."""
     seed = REPO / "recipes" / "gptoss-120b"
     data = yaml.safe_load((seed / "recipe.yaml").read_text())
+    summary = data["summary"]
     for i in range(count):
         folder = root / f"synthetic-{i:04d}"
         shutil.copytree(seed / "runs", folder / "runs")
         data["title"] = f"Synthetic recipe {i}"
+        data["summary"] = f"Synthetic recipe {i}, cloned from gptoss-120b. " + summary
         data["model"] = MODELS[i % len(MODELS)]
         data["hardware"]["platform"] = PLATFORMS[i % len(PLATFORMS)]
         data["hardware"]["name"] = PLATFORMS[i % len(PLATFORMS)].upper()

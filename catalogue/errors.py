@@ -24,6 +24,10 @@ class CatalogueError(Exception):
         what = f"{self.field}: " if self.field else ""
         return f"{where}: {what}{self.message}"
 
+    def __reduce__(self) -> tuple:
+        """Pickle by fields (the error crosses from a forked worker to the parent)."""
+        return (type(self), (self.path, self.message, self.field, self.line))
+
 
 def field_path(loc: tuple[Any, ...]) -> str:
     """Render a pydantic location as `a.b[0].c`."""

@@ -106,7 +106,7 @@ class KeyFlag(Strict):
 
     flags: list[str] = Field(default_factory=list, description="Flag names from serving.flags.")
     env: list[str] = Field(default_factory=list, description="Variable names from serving.env.")
-    reason: str = Field(min_length=1, description="Why these are set (Markdown).")
+    reason: str = Field(min_length=1, description="Why these are set (plain text; `code` in backticks).")
 
     @model_validator(mode="after")
     def _not_empty(self) -> KeyFlag:
@@ -159,7 +159,7 @@ class Roofline(Strict):
 
 
 class Prose(Strict):
-    """The recipe's explanations, in Markdown."""
+    """The recipe's explanations: plain text, `code` in backticks, a blank line between paragraphs."""
 
     why: str | None = Field(None, description="Why the recipe exists.")
     reading_the_numbers: str | None = Field(None, description="How to read this recipe's numbers.")

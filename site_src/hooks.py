@@ -1,20 +1,35 @@
-"""MkDocs glue: add the generated pages at build time (nothing is written into docs_dir)."""
+"""MkDocs glue: add the generated pages at build time (nothing is written into docs_dir).
+
+A generated page reaches MkDocs as an empty Markdown file whose content is set after the (empty)
+conversion: its lead (what the search plugin indexes) between two placeholders. The page's HTML
+head and body skip the search plugin and are spliced into the finished page; its title,
+description and table of contents are set from the `Page`.
+"""
 
 from __future__ import annotations
 
 import importlib
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.toc import AnchorLink, TableOfContents
 
 log = logging.getLogger("mkdocs.hooks.catalogue")
+INDENT = re.compile(r"\n\s+")  # the theme's indentation; generated pages' own HTML is spliced in after
 _code_stamp: float | None = None
 _checker = None
-_blocks: dict[str, list[str]] = {}
+_generated: dict[str, tuple[object, str, list[str]]] = {}  # path -> (Page, content, spliced blocks)
+_nav_pages: set[str] = set()
+
+
+def _shell_enabled() -> bool:
+    return os.environ.get("CATALOGUE_THEME_SHELL", "on") != "off"
 
 
 def _fresh_build_module():
@@ -37,11 +52,24 @@ def recipe_roots(config) -> list[Path]:
     return [base / name for name in names]
 
 
+def on_config(config):
+    if not config["use_directory_urls"]:
+        raise PluginError("catalogue pages link to each other with directory URLs: keep use_directory_urls: true")
+    return config
+
+
 def on_serve(server, config, builder):
     """Reload on any edit under the recipe folders, wherever they are."""
     for root in recipe_roots(config):
         server.watch(str(root))
     return server
+
+
+def _unused_theme_file(src_uri: str, config) -> bool:
+    """Source maps, and lunr's language packs when search is English only: no page loads them."""
+    search = config.plugins.get("material/search") or config.plugins.get("search")
+    english_only = search is not None and list(search.config.lang or ["en"]) == ["en"]
+    return src_uri.endswith(".map") or (english_only and src_uri.startswith("assets/javascripts/lunr/"))
 
 
 @event_priority(100)
@@ -53,26 +81,59 @@ def on_files(files: Files, config) -> Files:
     if _checker is None:
         _checker = upstream_checker()
         log.info("catalogue: flags checked against %s", _checker.source)
-    roots = recipe_roots(config)
-    build = build_module.generate(roots, _checker)
+    build = build_module.generate(recipe_roots(config), _checker)
     for line in build.refused:
         log.error("catalogue: not published: %s", line)
-    from catalogue.site.slots import lift
-
-    _blocks.clear()
-    for path, content in build.pages.items():
-        content, blocks = lift(content)
-        if blocks:
-            _blocks[path] = blocks
-        files.append(File.generated(config, path, content=content))
+    _generated.clear()
+    for file in [f for f in files if _unused_theme_file(f.src_uri, config)]:
+        files.remove(file)
+    for path, page in build.pages.items():
+        content, blocks = page.content()
+        _generated[path] = (page, content, blocks)
+        files.append(File.generated(config, path, content=""))
     return files
 
 
-def on_post_page(output: str, page, config) -> str:
-    """Put the lifted charts and tables back into the finished page."""
-    blocks = _blocks.get(page.file.src_uri)
-    if not blocks:
-        return output
-    from catalogue.site.slots import splice
+def on_nav(nav, config, files):
+    _nav_pages.clear()
+    _nav_pages.update(p.file.src_uri for p in nav.pages)
+    return nav
 
-    return splice(output, blocks)
+
+def on_env(env, config, files):
+    """Generated pages outside the nav render through one theme shell per kind (see theme_shell)."""
+    if _shell_enabled():
+        from catalogue.site.theme_shell import ThemeShells
+
+        ThemeShells(env).install()
+    return env
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    generated = _generated.get(page.file.src_uri)
+    if generated:
+        page.meta.update(generated[0].meta)
+    return markdown
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    generated = _generated.get(page.file.src_uri)
+    if generated:
+        html = generated[1]
+        page.toc = TableOfContents([AnchorLink(title, anchor, 2) for anchor, title in generated[0].sections])
+        if _shell_enabled():
+            from catalogue.site.theme_shell import TEMPLATE, can_stand_for
+
+            if can_stand_for(page, _nav_pages):
+                page.meta["template"] = TEMPLATE
+    return html
+
+
+def on_post_page(output: str, page, config) -> str:
+    """Drop the theme's indentation from a generated page, then put its head and body in."""
+    generated = _generated.get(page.file.src_uri)
+    if not generated:
+        return output
+    from catalogue.site.page import splice
+
+    return splice(INDENT.sub("\n", output), generated[2])

@@ -83,7 +83,7 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
         assert level.completed == raw["completed"] == 8 and level.failed == 0
         assert level.ttft_ms.p99 == raw["p99_ttft_ms"]
     assert (folder / "runs" / prov.flag_snapshot).exists()
-    page = render_recipe(entry)
+    page = render_recipe(entry).markdown()
     assert "Measured by the catalogue runner" in page and f"{run.levels[0].completed}" in page
     assert ours_alive(str(port)) == []
 

@@ -95,10 +95,28 @@ def test_recipe_chart_has_one_point_per_level(open_page):
     page = open_page("recipes/gptoss-120b/")
     chart = page.locator("svg.rc-chart").first
     assert chart.is_visible()
-    xs = chart.locator('g[data-series="Generation"] circle.rc-point').evaluate_all("cs => cs.map(c => Number(c.dataset.x))")
+    xs = chart.locator('g[data-series="Generation"] circle').evaluate_all("cs => cs.map(c => Number(c.dataset.x))")
     assert xs == [1, 2, 4, 5, 8, 10, 16, 32, 64, 128, 256]
-    peaks = chart.locator('g[data-series="Peak"] circle.rc-point').evaluate_all("cs => cs.map(c => Number(c.dataset.y))")
+    peaks = chart.locator('g[data-series="Peak"] circle').evaluate_all("cs => cs.map(c => Number(c.dataset.y))")
     assert peaks[-1] == 1024
+    diameter = chart.locator("g.rc-series circle").first.evaluate("c => c.getBoundingClientRect().width")
+    assert diameter > 1, "points are drawn (their radius comes from catalogue.css)"
+
+
+def test_chart_point_shows_its_value_on_hover(open_page):
+    page = open_page("recipes/gptoss-120b/")
+    page.locator('svg.rc-chart g[data-series="Generation"] circle').nth(10).hover()
+    tip = page.locator(".rc-tip").first
+    assert tip.is_visible() and tip.text_content() == "Generation: 285.8 at c=256"
+
+
+def test_recipe_page_has_the_theme_and_a_table_of_contents(open_page):
+    page = open_page("recipes/gptoss-120b/")
+    assert page.locator("h1").count() == 1
+    toc = page.eval_on_selector_all("nav.md-nav--secondary a.md-nav__link", "links => links.map(a => a.getAttribute('href'))")
+    assert "#performance" in toc and "#launch-command" in toc
+    page.locator("nav.md-nav--secondary a.md-nav__link[href='#launch-command']").click()
+    assert page.evaluate("location.hash") == "#launch-command"
 
 
 def test_copy_button_copies_the_exact_launch_command(open_page, entries):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from catalogue.cli import main
-from tests.site_support import mkdocs_build
+from tests.site_support import broken_links, mkdocs_build
 
 
 def test_strict_build_of_the_seed_catalogue(tmp_path):
@@ -16,6 +16,16 @@ def test_strict_build_of_the_seed_catalogue(tmp_path):
         assert figure in page
     assert (tmp_path / "site/compare/openai-gpt-oss-120b--dgx-spark/index.html").exists()
     assert (tmp_path / "site/methodology/index.html").exists()
+    assert page.count("<h1") == 1 and 'href="#launch-command" class="md-nav__link"' in page
+    assert broken_links(tmp_path / "site") == []
+    assert not list((tmp_path / "site").rglob("*.map")) and not (tmp_path / "site/assets/javascripts/lunr").exists()
+
+
+def test_link_check_finds_a_broken_link(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "index.html").write_text('<a href="a/">ok</a> <a href="b/">no</a> <a href="#top">no anchor</a> <a id="x" href="#x">ok</a>')
+    (tmp_path / "a/index.html").write_text('<a href="../#x">ok</a> <a href="../#y">no</a> <a href="https://example.org/">off-site</a>')
+    assert broken_links(tmp_path) == ["a/index.html -> ../#y", "index.html -> b/", "index.html -> #top"]
 
 
 def test_build_refuses_a_recipe_with_a_bad_flag(tmp_path, recipe_copy):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import html
 import os
 import re
 from pathlib import Path
@@ -12,7 +13,8 @@ import pytest
 from catalogue.flags.validate import Finding
 from catalogue.launch import launch_argv, split_command
 from catalogue.loading import load_catalogue
-from catalogue.site.pages import build_pages, fmt_num, markdown_text, render_recipe
+from catalogue.site.pages import build_pages, render_recipe
+from catalogue.site.templating import fmt_num
 from catalogue.site.view import Validation
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -26,25 +28,25 @@ def test_golden_pages(entries, page):
     pages = build_pages(list(entries.values()), {"gptoss-120b": FIXED})
     golden = GOLDEN / page.replace("/", "__")
     if os.environ.get("UPDATE_GOLDEN"):
-        golden.write_text(pages[page])
-    assert pages[page] == golden.read_text(), f"rerun with UPDATE_GOLDEN=1 if the change is intended: {golden}"
+        golden.write_text(pages[page].markdown())
+    assert pages[page].markdown() == golden.read_text(), f"rerun with UPDATE_GOLDEN=1 if the change is intended: {golden}"
 
 
 def test_recipe_page_shows_every_seed_figure(entries):
-    page = render_recipe(entries["gptoss-120b"], FIXED)
+    page = render_recipe(entries["gptoss-120b"], FIXED).markdown()
     for figure in ["60.4", "80.3", "107.2", "118.7", "141.9", "160.5", "181.2", "202", "229.2", "271", "285.8", "1,024", "5,115", "7,034"]:
         assert f"<td>{figure}</td>" in page
     for delta in ["+46.4 %", "+53.9 %", "+73.6 %", "+10.1 %"]:
         assert delta in page
     assert "verified 2026-05-06" in page and "flags validated against vLLM 0.32.0 on 2026-11-22" in page
-    assert "107.1 tok/s" in page and "**56 %**" in page
+    assert "107.1 tok/s" in page and "<strong>56 %</strong>" in page
 
 
 def test_launch_block_parses_back_to_the_recipe(entries):
     for entry in entries.values():
-        page = render_recipe(entry)
-        block = re.search(r"## Launch command.*?```bash\n(.*?)\n```", page, re.S).group(1)
-        assert split_command(block) == launch_argv(entry.recipe)
+        page = render_recipe(entry).markdown()
+        block = re.search(r'id="launch-command".*?<pre><code>(.*?)</code></pre>', page, re.DOTALL).group(1)
+        assert split_command(html.unescape(block)) == launch_argv(entry.recipe)
 
 
 def test_hostile_strings_are_escaped(recipe_copy):
@@ -53,22 +55,21 @@ def test_hostile_strings_are_escaped(recipe_copy):
     text = text.replace("title: openai/gpt-oss-120b on ASUS GX10 / DGX Spark (concurrency-first)", 'title: "<script>alert(1)</script> & <b>x</b>"')
     text = text.replace("    - \"Interactive use", "    - \"<img src=x onerror=alert(2)> `<code>` Interactive use", 1)
     (folder / "recipe.yaml").write_text(text)
-    page = build_pages(load_catalogue([root]))["recipes/gptoss-120b.md"]
+    page = build_pages(load_catalogue([root]))["recipes/gptoss-120b.md"].markdown()
     assert "<script>" not in page and "<img" not in page and "<b>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;x&lt;/b&gt;" in page
-    assert "`<code>`" in page
+    assert "<code>&lt;code&gt;</code>" in page
 
 
 def test_number_format():
     assert [fmt_num(v) for v in (None, 5115, 60.4, 1024.0, 33.73, 107.0588)] == ["—", "5,115", "60.4", "1,024", "33.73", "107.1"]
-    assert str(markdown_text("a < b `<x>` & c")) == "a &lt; b `<x>` &amp; c"
 
 
 def test_comparison_page_winner_column(entries):
-    page = build_pages(list(entries.values()))["compare/openai-gpt-oss-120b--dgx-spark.md"]
-    decode = page.split("## Generation (tok/s)")[1].split("##")[0]
+    page = build_pages(list(entries.values()))["compare/openai-gpt-oss-120b--dgx-spark.md"].body
+    decode = page.split('<h2 id="generation">')[1].split("<h2")[0]
     row_c64 = next(line for line in decode.splitlines() if line.startswith("<tr><td>64</td>"))
     assert row_c64.endswith("<td>topology-2x-shuffle (+20 %)</td></tr>")
-    ttft = page.split("## Time to first token (ms)")[1].split("##")[0]
+    ttft = page.split('<h2 id="ttft">')[1].split("<h2")[0]
     row_c1 = next(line for line in ttft.splitlines() if line.startswith("<tr><td>1</td>"))
     assert "topology-cluster-tp2" in row_c1.rsplit("<td>", 1)[1]

@@ -14,7 +14,7 @@ def run_export(roots: list[Path], ids: list[str], out: Path) -> int:
     build = generate(roots)
     for line in build.refused:
         print(f"refused: {line}", file=sys.stderr)
-    pages = {path: text for path, text in build.pages.items() if not ids or _wanted(path, ids)}
+    pages = {path: page.markdown() for path, page in build.pages.items() if not ids or _wanted(path, ids)}
     replace_dir(out, pages)
     print(f"wrote {len(pages)} page(s) to {out} (flags checked against {build.checked_against})")
     return 1 if build.refused else 0

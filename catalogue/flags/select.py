@@ -24,7 +24,7 @@ def upstream_checker(snapshot: Path | None = None, snapshot_dir: Path = SNAPSHOT
     if snapshot is None and os.environ.get("CATALOGUE_FLAGS_SNAPSHOT"):
         snapshot = Path(os.environ["CATALOGUE_FLAGS_SNAPSHOT"])
     if snapshot is not None:
-        return SnapshotChecker(read_snapshot(snapshot), f"snapshot {snapshot}")
+        return SnapshotChecker(read_snapshot(snapshot), f"snapshot {Path(snapshot).name}")
     if installed_vllm_version() is not None:
         from catalogue.flags.extract import installed_snapshot
 
@@ -34,7 +34,7 @@ def upstream_checker(snapshot: Path | None = None, snapshot_dir: Path = SNAPSHOT
     newest = newest_committed(snapshot_dir)
     if newest is None:
         raise CatalogueError(snapshot_dir, "no vLLM installed and no committed flag snapshot to validate against")
-    return SnapshotChecker(read_snapshot(newest), f"committed snapshot {newest} (vLLM not installed)")
+    return SnapshotChecker(read_snapshot(newest), f"committed snapshot {newest.name} (vLLM not installed)")
 
 
 def image_checker(image: str | None, root: Path = IMAGE_SNAPSHOT_DIR) -> ArgvChecker | None:
@@ -44,7 +44,7 @@ def image_checker(image: str | None, root: Path = IMAGE_SNAPSHOT_DIR) -> ArgvChe
     path = image_snapshot_path(image, root)
     if not path.exists():
         return None
-    return SnapshotChecker(read_snapshot(path), f"image snapshot {path}")
+    return SnapshotChecker(read_snapshot(path), f"image snapshot {path.name}")
 
 
 def validate_entries(entries: list[Entry], checker: ArgvChecker, image_root: Path = IMAGE_SNAPSHOT_DIR) -> dict[str, list[Finding]]:

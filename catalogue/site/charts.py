@@ -1,4 +1,7 @@
-"""Inline SVG line charts, drawn at build time; colours follow the page palette via CSS classes."""
+"""Inline SVG line charts, drawn at build time; colours follow the page palette via CSS classes.
+
+Each point carries its values in data-x / data-y; catalogue.js shows them on hover and focus.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from dataclasses import dataclass
 from html import escape
 
 WIDTH, HEIGHT = 640, 300
+MAX_SERIES = 6
+"""Lines one chart can tell apart: one colour each (catalogue.css, light and dark)."""
 LEFT, RIGHT, TOP, BOTTOM = 64, 150, 20, 44
 
 
@@ -26,6 +31,11 @@ def _nice_max(value: float) -> float:
         if value <= step * power:
             return step * power
     return 10 * power
+
+
+def _n(value: float) -> str:
+    """A coordinate in whole units: a unit of the 640-wide view box is under half a pixel on screen."""
+    return str(round(value))
 
 
 def _fmt(value: float) -> str:
@@ -50,35 +60,28 @@ def line_chart(title: str, y_label: str, series: list[Series], log_x: bool = Tru
     def sy(y: float) -> float:
         return TOP + (1 - y / y_max) * (HEIGHT - TOP - BOTTOM)
 
+    width = WIDTH - RIGHT
+    grid = "".join(f"M{LEFT} {_n(sy(y_max * i / 4))}H{width}" for i in range(5))
+    y_ticks = "".join(f'<text x="{LEFT - 6}" y="{_n(sy(y_max * i / 4) + 4)}">{_fmt(y_max * i / 4)}</text>' for i in range(5))
+    x_ticks = "".join(f'<text x="{_n(sx(x))}" y="{HEIGHT - BOTTOM + 16}">{_fmt(x)}</text>' for x in xs)
     parts = [
-        f'<svg class="rc-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(title)}" '
-        f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
+        (
+            f'<svg class="rc-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+            f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
+        ),
+        f'<path class="rc-grid" d="{grid}"/>',
+        f'<g class="rc-axis" text-anchor="end">{y_ticks}</g>',
+        f'<g class="rc-axis" text-anchor="middle">{x_ticks}<text x="{_n((LEFT + width) / 2)}" y="{HEIGHT - 6}">concurrency</text></g>',
+        f'<text class="rc-axis" transform="translate(14 {_n((TOP + HEIGHT - BOTTOM) / 2)}) rotate(-90)" text-anchor="middle">{escape(y_label)}</text>',
     ]
-    for i in range(5):
-        y = y_max * i / 4
-        parts.append(
-            f'<line class="rc-grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(y):.1f}" y2="{sy(y):.1f}"/>'
-            f'<text class="rc-axis" x="{LEFT - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{_fmt(y)}</text>'
-        )
-    for x in xs:
-        parts.append(f'<text class="rc-axis" x="{sx(x):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{_fmt(x)}</text>')
-    parts.append(
-        f'<text class="rc-axis" x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 6}" text-anchor="middle">concurrency</text>'
-        f'<text class="rc-axis" transform="translate(14 {(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" text-anchor="middle">{escape(y_label)}</text>'
-    )
     for n, s in enumerate(series):
-        cls = f"rc-s{n % 6}"
-        path = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}" for i, (x, y) in enumerate(sorted(s.points)))
-        parts.append(f'<g class="rc-series {cls}" data-series="{escape(s.name)}"><path d="{path}"/>')
-        for x, y in sorted(s.points):
-            parts.append(
-                f'<circle class="rc-point" cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3.5" data-x="{x:g}" data-y="{y:g}">'
-                f"<title>{escape(s.name)}: {_fmt(y)} at c={x:g}</title></circle>"
-            )
+        points = sorted(s.points)
+        path = "L".join(f"{_n(sx(x))} {_n(sy(y))}" for x, y in points)
+        circles = "".join(f'<circle cx="{_n(sx(x))}" cy="{_n(sy(y))}" data-x="{x:g}" data-y="{y:g}"/>' for x, y in points)
         ly = TOP + 14 + n * 18
         parts.append(
-            f'<line x1="{WIDTH - RIGHT + 12}" x2="{WIDTH - RIGHT + 30}" y1="{ly - 4}" y2="{ly - 4}"/>'
-            f'<text class="rc-legend" x="{WIDTH - RIGHT + 36}" y="{ly}">{escape(s.name[:20])}</text></g>'
+            f'<g class="rc-series rc-s{n % 6}" data-series="{escape(s.name)}"><path d="M{path}"/>{circles}'
+            f'<path d="M{width + 12} {ly - 4}h18"/><text class="rc-legend" x="{width + 36}" y="{ly}">{escape(s.name[:20])}</text></g>'
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -1,85 +1,25 @@
-"""Render every page of the catalogue as Markdown: recipe pages, the index, comparison pages."""
+"""Every page of the catalogue as a `Page`: recipe pages, the index, comparison pages."""
 
 from __future__ import annotations
 
-import html
 import os
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
-from typing import Any, Callable
-
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup, escape
+from functools import partial
+from typing import Any
 
 from catalogue.benchmark import LevelResult, MeasuredProvenance
 from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
 from catalogue.loading import Entry
 from catalogue.site import view
-from catalogue.site.charts import Series, line_chart
+from catalogue.site.charts import MAX_SERIES, Series, line_chart
+from catalogue.site.page import Page
+from catalogue.site.prose import paragraphs
+from catalogue.site.templating import render
+from catalogue.site.urls import link
 
-TEMPLATES = Path(__file__).parent / "templates"
-
-
-def fmt_num(value: Any) -> str:
-    """Figures for tables: thousands separators, no trailing zeros, an em dash for none."""
-    if value is None or value == "":
-        return "—"
-    number = float(value)
-    if number.is_integer():
-        return f"{int(number):,}"
-    return f"{number:,.1f}" if abs(number) >= 100 else f"{number:,.2f}".rstrip("0").rstrip(".")
-
-
-CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
-
-
-def markdown_text(value: str) -> Markup:
-    """Recipe prose: `<`, `>` and `&` escaped outside code spans (Markdown escapes inside them)."""
-    out, last = [], 0
-    for match in CODE_SPAN.finditer(value.strip()):
-        out.append(html.escape(value.strip()[last : match.start()], quote=False))
-        out.append(match.group(0))
-        last = match.end()
-    out.append(html.escape(value.strip()[last:], quote=False))
-    return Markup("".join(out))
-
-
-def attr_text(value: str) -> str:
-    """Front-matter text: the theme puts it into <title> and attributes unescaped, so escape it here."""
-    return html.escape(" ".join(value.split()), quote=True)
-
-
-def code_span(text: str) -> Markup:
-    """Inline code whose backtick fence is longer than any run inside it."""
-    ticks = "`" * (max((len(r) for r in _backtick_runs(text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return Markup(f"{ticks}{pad}{text}{pad}{ticks}")
-
-
-def code_fence(text: str, lang: str = "") -> Markup:
-    """A fenced code block whose fence is longer than any backtick run inside it."""
-    longest = max((len(run) for run in text.split("\n") for run in _backtick_runs(run)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return Markup(f"{fence}{lang}\n{text}\n{fence}")
-
-
-def _backtick_runs(line: str) -> list[str]:
-    runs, current = [], ""
-    for char in line:
-        current = current + char if char == "`" else ""
-        runs.append(current)
-    return runs
-
-
-@lru_cache(maxsize=1)
-def environment() -> Environment:
-    """The Jinja2 environment: autoescaping on, so every recipe string is HTML-escaped."""
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined, trim_blocks=False)
-    env.filters.update(num=fmt_num, md=markdown_text, fence=code_fence, code=code_span, attr_text=attr_text)
-    return env
+INDEX, COMPARE_INDEX, METHODOLOGY = "index.md", "compare/index.md", "methodology.md"
 
 
 @dataclass(frozen=True)
@@ -103,6 +43,16 @@ COLUMNS = [
     Column("Failed", lambda lv: lv.failed),
     Column("Stdev", lambda lv: lv.stdev),
 ]
+
+
+def recipe_path(entry: Entry) -> str:
+    """Where a recipe's page goes: published recipes under recipes/, the others under examples/."""
+    return f"{'recipes' if entry.recipe.publish else 'examples'}/{entry.id}.md"
+
+
+def compare_path(model: str, platform: str) -> str:
+    """Where a comparison page goes."""
+    return f"compare/{view.group_slug(model, platform)}.md"
 
 
 def _columns(levels: list[LevelResult]) -> list[Column]:
@@ -141,16 +91,14 @@ def _is_stale(entry: Entry, validation: view.Validation | None) -> bool:
     return version_key(validation.vllm_version) > version_key(run.provenance.vllm_version)
 
 
-def render_recipe(entry: Entry, validation: view.Validation | None = None) -> str:
-    """The recipe page."""
-    recipe = entry.recipe
+def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
+    """The recipe page's body: every section under the title, as HTML."""
+    recipe, path = entry.recipe, recipe_path(entry)
     first_level = entry.latest.levels[0].concurrency if entry.latest else recipe.sweep.concurrency[0]
-    return environment().get_template("recipe.md.j2").render(
+    return render(
+        "recipe.html.j2",
         id=entry.id,
         r=recipe,
-        hardware=view.hardware_line(recipe),
-        topology=view.topology_label(recipe),
-        verified=entry.verified,
         latest=entry.latest,
         runs=entry.runs,
         columns=_columns(entry.latest.levels) if entry.latest else [],
@@ -162,10 +110,33 @@ def render_recipe(entry: Entry, validation: view.Validation | None = None) -> st
         launch=view.launch_text(recipe),
         bench=view.bench_text(recipe, first_level),
         validation=validation,
-        stale=_is_stale(entry, validation),
         provenance=view.provenance_line,
-        flag_text=lambda name: code_span(" ".join(flag_words(name, recipe.serving.flags[name]))),
+        methodology_url=link(path, METHODOLOGY),
+        flag_text=lambda name: " ".join(flag_words(name, recipe.serving.flags[name])),
     )
+
+
+def recipe_page(entry: Entry, validation: view.Validation | None, body: str, compared: bool = False) -> Page:
+    """The recipe page from its body; `compared` when a comparison page for its model and platform exists."""
+    recipe, path = entry.recipe, recipe_path(entry)
+    stale = _is_stale(entry, validation)
+    head = render(
+        "recipe_head.html.j2",
+        r=recipe,
+        validation=validation,
+        stale=stale,
+        warnings=sum(f.level == "warning" for f in validation.findings) if validation else 0,
+        hardware=view.hardware_line(recipe),
+        topology=view.topology_label(recipe),
+        verified=entry.verified,
+        compare_url=link(path, compare_path(recipe.model, recipe.hardware.platform)) if compared else "",
+    )
+    return Page(path, recipe.title, recipe.summary, head=head, lead=paragraphs(recipe.summary), body=body)
+
+
+def render_recipe(entry: Entry, validation: view.Validation | None = None, compared: bool = False) -> Page:
+    """The whole recipe page."""
+    return recipe_page(entry, validation, recipe_body(entry, validation), compared)
 
 
 def index_rows(entries: list[Entry]) -> list[dict[str, Any]]:
@@ -177,7 +148,7 @@ def index_rows(entries: list[Entry]) -> list[dict[str, Any]]:
         single = run.level(1) if run else None
         rows.append(
             {
-                "id": entry.id,
+                "url": link(INDEX, recipe_path(entry)),
                 "title": recipe.title,
                 "model": recipe.model,
                 "hardware": recipe.hardware.name,
@@ -187,28 +158,37 @@ def index_rows(entries: list[Entry]) -> list[dict[str, Any]]:
                 "single": single.generation_tps if single else None,
                 "best": best.generation_tps if best else None,
                 "best_c": best.concurrency if best else None,
-                "text": " ".join([recipe.title, recipe.model, recipe.summary, *recipe.serving.flags]).lower(),
+                "text": " ".join([recipe.title, recipe.model, *recipe.serving.flags]).lower(),
             }
         )
     return rows
 
 
 FILTERS = [("model", "Model"), ("hardware", "Hardware"), ("topology", "Topology"), ("status", "Status")]
+INDEX_LEAD = (
+    "<p>How to serve a model on a given machine, with the exact launch command and dated numbers for every "
+    "concurrency. Every recipe's flags are checked against vLLM's own argument parser before it is published; "
+    "every figure says whether it was imported from a named source or measured by the catalogue's runner. "
+    'See <a href="{methodology}">how numbers are measured</a>{compare}.</p>'
+)
 
 
-def render_index(entries: list[Entry]) -> str:
+def render_index(entries: list[Entry], has_comparisons: bool) -> Page:
     """The catalogue index: every recipe, sortable and filterable."""
     rows = index_rows(entries)
     options = {key: sorted({str(row[key]) for row in rows}) for key, _ in FILTERS}
-    groups = view.comparable_groups(entries)
-    return environment().get_template("index.md.j2").render(rows=rows, filters=FILTERS, options=options, groups=groups)
+    compare = f' and the <a href="{link(INDEX, COMPARE_INDEX)}">side-by-side comparisons</a>' if has_comparisons else ""
+    lead = INDEX_LEAD.format(methodology=link(INDEX, METHODOLOGY), compare=compare)
+    body = render("index.html.j2", rows=rows, filters=FILTERS, options=options)
+    title = "LLM inference recipes"
+    return Page(INDEX, title, "Dated, reproducible vLLM serving recipes with validated launch commands.", lead=lead, body=body, hide=("navigation",))
 
 
 COMPARE_METRICS = [
-    ("Generation (tok/s)", lambda lv: lv.generation_tps, True, "Sustained output tok/s; higher is better."),
-    ("Prefill (tok/s)", lambda lv: lv.prefill_tps, True, "Prompt tok/s; higher is better."),
-    ("Time to first token (ms)", lambda lv: lv.ttft_ms.mean if lv.ttft_ms else None, False, "Mean TTFT; lower is better."),
-    ("Peak (tok/s)", lambda lv: lv.peak_tps, True, "Highest one-second output rate; higher is better."),
+    ("generation", "Generation (tok/s)", lambda lv: lv.generation_tps, True, "Sustained output tok/s; higher is better."),
+    ("prefill", "Prefill (tok/s)", lambda lv: lv.prefill_tps, True, "Prompt tok/s; higher is better."),
+    ("ttft", "Time to first token (ms)", lambda lv: lv.ttft_ms.mean if lv.ttft_ms else None, False, "Mean TTFT; lower is better."),
+    ("peak", "Peak (tok/s)", lambda lv: lv.peak_tps, True, "Highest one-second output rate; higher is better."),
 ]
 
 
@@ -218,51 +198,76 @@ def _short_names(ids: list[str]) -> list[str]:
     return ["-".join(i.split("-")[len(common):]) or i for i in ids]
 
 
-def render_compare(model: str, platform: str, members: list[Entry]) -> str:
+def _winner_rows(levels: list[list[LevelResult]], get: Callable[[LevelResult], Any], higher: bool) -> list[dict[str, Any]]:
+    rows = []
+    for c in sorted({lv.concurrency for ls in levels for lv in ls if get(lv) is not None}):
+        values = [next((get(lv) for lv in ls if lv.concurrency == c), None) for ls in levels]
+        present = sorted(((v, i) for i, v in enumerate(values) if v is not None), reverse=higher)
+        best = present[0][1] if len(present) > 1 else None
+        margin = (present[0][0] - present[1][0]) / present[1][0] * 100 if len(present) > 1 and present[1][0] else None
+        rows.append({"c": c, "cells": values, "best": best, "margin": margin})
+    return rows
+
+
+def render_compare(model: str, platform: str, members: list[Entry]) -> Page:
     """Side-by-side tables per metric with a winner column."""
+    path = compare_path(model, platform)
     shorts = _short_names([m.id for m in members])
     member_views = [
-        {"id": m.id, "recipe": m.recipe, "short": s, "topology": view.topology_label(m.recipe), "status": m.recipe.status, "verified": m.verified}
+        {"url": link(path, recipe_path(m)), "recipe": m.recipe, "short": s, "topology": view.topology_label(m.recipe),
+         "status": m.recipe.status, "verified": m.verified}
         for m, s in zip(members, shorts)
     ]
+    levels = [m.latest.levels if m.latest else [] for m in members]
     tables = []
-    for title, get, higher, note in COMPARE_METRICS:
-        levels = [m.latest.levels if m.latest else [] for m in members]
-        concurrencies = sorted({lv.concurrency for ls in levels for lv in ls if get(lv) is not None})
+    for anchor, title, get, higher, note in COMPARE_METRICS:
         if sum(any(get(lv) is not None for lv in ls) for ls in levels) < 2:
             continue
-        rows = []
-        for c in concurrencies:
-            values = [next((get(lv) for lv in ls if lv.concurrency == c), None) for ls in levels]
-            present = sorted(((v, i) for i, v in enumerate(values) if v is not None), reverse=higher)
-            best = present[0][1] if len(present) > 1 else None
-            margin = (present[0][0] - present[1][0]) / present[1][0] * 100 if len(present) > 1 and present[1][0] else None
-            rows.append({"c": c, "cells": values, "best": best, "margin": margin})
         series = [Series(s, _points(ls, get)) for s, ls in zip(shorts, levels)]
-        tables.append({"title": title, "note": note, "rows": rows, "chart": line_chart(f"{model}: {title.lower()}", title.split(" (")[-1].rstrip(")"), series)})
+        chart = line_chart(f"{model}: {title.lower()}", title.split(" (")[-1].rstrip(")"), series) if len(members) <= MAX_SERIES else ""
+        tables.append({"anchor": anchor, "title": title, "note": note, "rows": _winner_rows(levels, get, higher), "chart": chart})
+    lead = paragraphs(
+        f"Recipes for `{model}` on the `{platform}` platform, side by side. The winner column names the best "
+        "recipe at each concurrency and its margin over the runner-up."
+    )
+    body = render("compare.html.j2", members=member_views, tables=tables, max_series=MAX_SERIES)
     title = f"{model} on {platform}: recipes compared"
-    return environment().get_template("compare.md.j2").render(title=title, model=model, platform=platform, members=member_views, tables=tables)
+    return Page(path, title, f"{len(members)} recipes for {model} on {platform}, compared per concurrency.", lead=lead, body=body)
 
 
-def render_compare_index(groups: dict[tuple[str, str], list[Entry]]) -> str:
-    """List of comparison pages."""
-    lines = ["# Comparisons", "", "Recipes that share a model and a hardware platform, side by side.", ""]
-    for (model, platform), members in groups.items():
-        lines.append(f"- [{escape(model)} on {escape(platform)}]({view.group_slug(model, platform)}.md) — {len(members)} recipes")
-    return "\n".join(lines) + "\n"
+def render_compare_index(groups: dict[tuple[str, str], list[Entry]]) -> Page:
+    """The list of comparison pages."""
+    items = [{"url": link(COMPARE_INDEX, compare_path(model, platform)), "model": model, "platform": platform,
+              "count": len(members)} for (model, platform), members in groups.items()]
+    lead = "<p>Recipes that share a model and a hardware platform, side by side.</p>"
+    return Page(COMPARE_INDEX, "Comparisons", "Recipes that share a model and a hardware platform, side by side.",
+                lead=lead, body=render("compare_index.html.j2", groups=items))
 
 
-def build_pages(entries: list[Entry], validations: dict[str, view.Validation] | None = None) -> dict[str, str]:
-    """Every generated page: relative path -> Markdown."""
-    validations = validations or {}
+def page_jobs(
+    entries: list[Entry], validations: dict[str, view.Validation] | None = None, bodies: dict[str, str] | None = None
+) -> list[Callable[[], Page]]:
+    """One call per generated page, each independent of the others (so they can run in any process).
+
+    `bodies` are recipe bodies already rendered, by id.
+    """
+    validations, bodies = validations or {}, bodies or {}
     published = [e for e in entries if e.recipe.publish]
-    pages = {"index.md": render_index(published)}
-    for entry in entries:
-        folder = "recipes" if entry.recipe.publish else "examples"
-        pages[f"{folder}/{entry.id}.md"] = render_recipe(entry, validations.get(entry.id))
     groups = view.comparable_groups(published)
+    grouped = {e.id for members in groups.values() for e in members}
+    jobs: list[Callable[[], Page]] = [partial(render_index, published, bool(groups))]
+    for e in entries:
+        validation = validations.get(e.id)
+        body = bodies.get(e.id) or recipe_body(e, validation)
+        jobs.append(partial(recipe_page, e, validation, body, e.id in grouped))
     if groups:
-        pages["compare/index.md"] = render_compare_index(groups)
-        for (model, platform), members in groups.items():
-            pages[f"compare/{view.group_slug(model, platform)}.md"] = render_compare(model, platform, members)
-    return pages
+        jobs.append(partial(render_compare_index, groups))
+        jobs += [partial(render_compare, model, platform, members) for (model, platform), members in groups.items()]
+    return jobs
+
+
+def build_pages(
+    entries: list[Entry], validations: dict[str, view.Validation] | None = None, bodies: dict[str, str] | None = None
+) -> dict[str, Page]:
+    """Every generated page by path."""
+    return {page.path: page for page in (job() for job in page_jobs(entries, validations, bodies))}

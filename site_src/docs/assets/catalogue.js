@@ -50,7 +50,34 @@
     apply();
   }
 
+  // Chart points: show "series: value at c=N" next to the pointer; the figure tables hold the same numbers.
+  function addChartTips(svg) {
+    var tip = document.createElement("div");
+    tip.className = "rc-tip";
+    tip.hidden = true;
+    svg.parentNode.appendChild(tip);
+    svg.querySelectorAll("g.rc-series circle").forEach(function (point) {
+      var series = point.parentNode.getAttribute("data-series");
+      var text = series + ": " + Number(point.getAttribute("data-y")).toLocaleString("en") + " at c=" + point.getAttribute("data-x");
+      point.setAttribute("tabindex", "0");
+      point.setAttribute("aria-label", text);
+      function show() {
+        var box = point.getBoundingClientRect(), frame = svg.parentNode.getBoundingClientRect();
+        tip.textContent = text;
+        tip.style.left = (box.left - frame.left + box.width + 4) + "px";
+        tip.style.top = (box.top - frame.top - 24) + "px";
+        tip.hidden = false;
+      }
+      function hide() { tip.hidden = true; }
+      point.addEventListener("mouseenter", show);
+      point.addEventListener("focus", show);
+      point.addEventListener("mouseleave", hide);
+      point.addEventListener("blur", hide);
+    });
+  }
+
   function init() {
+    document.querySelectorAll("svg.rc-chart").forEach(addChartTips);
     document.querySelectorAll("table.rc-sortable").forEach(makeSortable);
     var index = document.getElementById("rc-index"), filters = document.getElementById("rc-filters");
     if (index && filters) { makeFilterable(index, filters, document.getElementById("rc-count")); }

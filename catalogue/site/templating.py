@@ -1,0 +1,50 @@
+"""The Jinja2 environment for page bodies, and the filters the templates use."""
+
+from __future__ import annotations
+
+import html
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
+
+from catalogue.site.prose import inline, paragraphs
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def fmt_num(value: Any) -> str:
+    """Figures for tables: thousands separators, no trailing zeros, an em dash for none."""
+    if value is None or value == "":
+        return "—"
+    number = float(value)
+    if number.is_integer():
+        return f"{int(number):,}"
+    return f"{number:,.1f}" if abs(number) >= 100 else f"{number:,.2f}".rstrip("0").rstrip(".")
+
+
+def code(text: str) -> Markup:
+    """Inline code."""
+    return Markup(f"<code>{html.escape(text, quote=False)}</code>")
+
+
+def code_block(text: str) -> Markup:
+    """A code block in the markup Material gives a copy button."""
+    return Markup(f'<div class="highlight"><pre><code>{html.escape(text, quote=False)}</code></pre></div>')
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    """Autoescaping on, so every recipe string is HTML-escaped; block tags leave no blank lines."""
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    env.filters.update(num=fmt_num, code=code, codeblock=code_block, inline=inline, prose=paragraphs)
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    """One template, rendered; trailing whitespace trimmed."""
+    return environment().get_template(template).render(**context).strip()

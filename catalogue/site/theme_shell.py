@@ -1,0 +1,100 @@
+"""MkDocs only: render the theme once per kind of generated page, then fill it in for each page.
+
+Rendering Material's main.html costs about 2 ms a page: most of a 1,000-recipe build. A generated
+page that is not in the nav differs from its siblings in the theme's output only by its title,
+description, canonical URL, table of contents and content. The shell is the theme rendered for a
+stand-in copy of such a page whose values are sentinels; each page is then the shell with its own
+values put in. Anything else that differs goes into the shell's key, and pages the shell cannot
+stand for (in the nav, with an edit link, previous/next links) keep the theme's normal render.
+`tests/test_theme_shell.py` builds the site both ways and compares every page byte for byte.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import jinja2
+from mkdocs.structure.toc import AnchorLink, TableOfContents
+
+TEMPLATE = "catalogue-shell.html"
+SENTINEL = "rcshell{}x"
+FIELDS = ("title", "description", "canonical", "content", "tocnav", "tocid")
+SENTINEL_RE = re.compile("rcshell(" + "|".join(FIELDS) + ")x")
+TOC_PARTIAL = '{% import "partials/language.html" as lang with context %}{% include "partials/toc.html" %}'
+
+
+def can_stand_for(page: Any, nav_pages: set[str]) -> bool:
+    """Whether a page's theme output is fully described by the shell's sentinels."""
+    return (
+        page.file.src_uri not in nav_pages
+        and not page.edit_url
+        and page.previous_page is None
+        and page.next_page is None
+        and set(page.meta) <= {"title", "description", "hide", "template"}
+    )
+
+
+class ThemeShells:
+    """The shells of one build, keyed by what changes the theme's output structurally."""
+
+    def __init__(self, env: jinja2.Environment) -> None:
+        self.env = env
+        self.toc = env.from_string(TOC_PARTIAL)
+        self.shells: dict[tuple, str] = {}
+        self.toc_navs: dict[tuple, str] = {}
+
+    def install(self) -> None:
+        """Make `catalogue-shell.html` a template of this build's environment."""
+        self.env.loader = jinja2.ChoiceLoader([jinja2.DictLoader({TEMPLATE: "{{ catalogue_shell() }}"}), self.env.loader])
+        self.env.globals["catalogue_shell"] = jinja2.pass_context(lambda context: self.render(dict(context)))
+
+    def render(self, context: dict[str, Any]) -> str:
+        """The page's HTML: its shell with the page's own values put in."""
+        page = context["page"]
+        toc = list(page.toc)
+        key = (
+            page.url.rstrip("/").rpartition("/")[0],  # nav links are relative to the page's folder
+            tuple(page.meta.get("hide", ())),
+            toc[0].level if toc else None,
+            page.canonical_url is not None,
+            "\u003ch1" in (page.content or ""),
+        )
+        shell = self.shells.get(key)
+        if shell is None:
+            shell = self.shells[key] = self._make_shell(context, bool(toc))
+        values = {
+            "title": str(page.meta.get("title", "")),
+            "description": str(page.meta.get("description", "")),
+            "canonical": page.canonical_url or "",
+            "content": page.content or "",
+            "tocnav": self._toc_nav(context, toc),
+            "tocid": toc[0].id if toc else "",
+        }
+        return SENTINEL_RE.sub(lambda m: values[m.group(1)], shell)
+
+    def _toc_nav(self, context: dict[str, Any], toc: list[AnchorLink]) -> str:
+        """The theme's table of contents; pages with the same sections share it."""
+        key = tuple((item.id, item.title, item.level, bool(item.children)) for item in toc)
+        if any(item.children for item in toc):
+            return self.toc.render(context)
+        if key not in self.toc_navs:
+            self.toc_navs[key] = self.toc.render(context)
+        return self.toc_navs[key]
+
+    def _make_shell(self, context: dict[str, Any], has_toc: bool) -> str:
+        page = context["page"]
+        stand_in = copy.copy(page)
+        stand_in.meta = {k: v for k, v in page.meta.items() if k != "template"}
+        stand_in.meta.update(title=SENTINEL.format("title"), description=SENTINEL.format("description"))
+        stand_in.content = SENTINEL.format("content")
+        stand_in.canonical_url = SENTINEL.format("canonical") if page.canonical_url is not None else None
+        items = [AnchorLink(SENTINEL.format("toctitle"), SENTINEL.format("tocid"), page.toc.items[0].level)] if has_toc else []
+        stand_in.toc = TableOfContents(items)
+        stand_in_context = {**context, "page": stand_in}
+        shell = self.env.get_template("main.html").render(stand_in_context)
+        toc_nav = self.toc.render(stand_in_context)
+        if shell.count(toc_nav) != 1 or "rcshelltoctitlex" in shell.replace(toc_nav, ""):
+            raise RuntimeError("theme shell: the table of contents is not one block of the page; disable with CATALOGUE_THEME_SHELL=off")
+        return shell.replace(toc_nav, SENTINEL.format("tocnav"))

@@ -1,0 +1,27 @@
+"""Where a generated page is served, and the relative link from one page to another.
+
+Pages are written with MkDocs' directory URLs: `recipes/x.md` is served at `recipes/x/`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+
+def page_url(path: str) -> str:
+    """The site-relative URL of a page: 'index.md' -> '', 'compare/index.md' -> 'compare/', 'a/b.md' -> 'a/b/'."""
+    stem = path.removesuffix(".md")
+    if stem == "index":
+        return ""
+    if stem.endswith("/index"):
+        return stem.removesuffix("index")
+    return stem + "/"
+
+
+def link(from_path: str, to_path: str, anchor: str = "") -> str:
+    """A relative URL from the page at `from_path` to the page at `to_path`."""
+    here = page_url(from_path) or "."
+    there = page_url(to_path) or "."
+    rel = posixpath.relpath(there, here)
+    url = "./" if rel == "." else rel + "/"
+    return url + (f"#{anchor}" if anchor else "")

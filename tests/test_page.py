@@ -1,0 +1,39 @@
+"""Page: the two writers (Markdown for export, content + blocks for MkDocs) and what they carry."""
+
+from __future__ import annotations
+
+from catalogue.site.page import Page, splice
+
+BODY = (
+    '<div class="rc-page">\n<h2 id="one">One<a class="headerlink" href="#one">¶</a></h2>\n<p>x</p>\n'
+    '<h2 id="two">Two &amp; more<a class="headerlink" href="#two">¶</a></h2>\n</div>'
+)
+PAGE = Page("recipes/x.md", "A *title* <b>", "Line one\n  line two", head="<p>head</p>", lead="<p>lead</p>", body=BODY)
+
+
+def test_sections_are_the_h2_anchors_in_order():
+    assert PAGE.sections == [("one", "One"), ("two", "Two &amp; more")]
+
+
+def test_markdown_has_front_matter_title_and_every_block():
+    text = PAGE.markdown()
+    assert text.startswith('---\ntitle: "A *title* &lt;b&gt;"\ndescription: "Line one line two"\n---\n\n')
+    assert "# A \\*title\\* &lt;b&gt;\n\n<p>head</p>\n\n<p>lead</p>\n\n" + BODY in text
+
+
+def test_content_keeps_only_the_lead_and_splice_restores_the_blocks():
+    content, blocks = PAGE.content()
+    assert "<p>lead</p>" in content and "head" not in content and "<h2" not in content
+    finished = splice(f"<html>{content}</html>", blocks)
+    assert finished == f"<html>{blocks[0]}\n<p>lead</p>\n{blocks[1]}</html>" and blocks == ["<p>head</p>", BODY]
+
+
+def test_description_is_shortened_at_a_word_for_search_engines():
+    page = Page("a.md", "t", "word " * 60)
+    description = page.meta["description"]
+    assert len(description) <= 160 and description.endswith("word…")
+    assert Page("a.md", "t", "short").meta == {"title": "t", "description": "short"}
+
+
+def test_hide_goes_into_the_front_matter():
+    assert Page("index.md", "t", "d", hide=("navigation",)).meta["hide"] == ["navigation"]
