@@ -26,6 +26,7 @@ _code_stamp: float | None = None
 _checker = None
 _generated: dict[str, tuple[object, str, list[str]]] = {}  # path -> (Page, content, spliced blocks)
 _nav_pages: set[str] = set()
+_serving = False
 
 
 def _shell_enabled() -> bool:
@@ -58,10 +59,28 @@ def on_config(config):
     return config
 
 
+def on_startup(command, dirty):
+    """Under `mkdocs serve`, recipes whose files did not change are not prepared again."""
+    global _serving
+    _serving = command == "serve"
+
+
+RECIPE_POLL_S = 0.2  # MkDocs polls every 0.5 s; recipe edits should show within a second
+
+
 def on_serve(server, config, builder):
-    """Reload on any edit under the recipe folders, wherever they are."""
-    for root in recipe_roots(config):
-        server.watch(str(root))
+    """Reload on any edit under the recipe folders, wherever they are, polled more often than MkDocs'
+    default (watchdog takes the interval from the observer when a path is scheduled)."""
+    observer = server.observer
+    default = getattr(observer, "_timeout", None)
+    if isinstance(default, (int, float)):
+        observer._timeout = min(default, RECIPE_POLL_S)
+    try:
+        for root in recipe_roots(config):
+            server.watch(str(root))
+    finally:
+        if isinstance(default, (int, float)):
+            observer._timeout = default
     return server
 
 
@@ -81,7 +100,7 @@ def on_files(files: Files, config) -> Files:
     if _checker is None:
         _checker = upstream_checker()
         log.info("catalogue: flags checked against %s", _checker.source)
-    build = build_module.generate(recipe_roots(config), _checker)
+    build = build_module.generate(recipe_roots(config), _checker, rebuilds=build_module.SERVE_REBUILDS if _serving else None)
     for line in build.refused:
         log.error("catalogue: not published: %s", line)
     _generated.clear()
@@ -106,6 +125,10 @@ def on_env(env, config, files):
         from catalogue.site.theme_shell import ThemeShells
 
         ThemeShells(env).install()
+    if _serving:
+        from catalogue.site.theme_shell import THEME_BYTECODE
+
+        env.bytecode_cache = THEME_BYTECODE  # the theme compiles once per process, not once per rebuild
     return env
 
 

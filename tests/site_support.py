@@ -22,7 +22,7 @@ def mkdocs_build(out: Path, roots: list[Path] | None = None, **extra_env: str) -
     if roots:
         env["CATALOGUE_RECIPE_ROOTS"] = os.pathsep.join(str(r) for r in roots)
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],  # not -q: it mutes strict mode
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
     )
 

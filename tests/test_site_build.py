@@ -28,23 +28,23 @@ def test_link_check_finds_a_broken_link(tmp_path):
     assert broken_links(tmp_path) == ["a/index.html -> ../#y", "index.html -> b/", "index.html -> #top"]
 
 
-def test_build_refuses_a_recipe_with_a_bad_flag(tmp_path, recipe_copy):
+def test_build_refuses_a_recipe_with_a_bad_flag(tmp_path, recipe_copy, repo):
     root, folder = recipe_copy()
     data = yaml.safe_load((folder / "recipe.yaml").read_text())
     data["serving"]["flags"]["kv-cache-dtype"] = "fp9"
     (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-    result = mkdocs_build(tmp_path / "site", [root])
+    result = mkdocs_build(tmp_path / "site", [root, repo / "examples"])
     assert result.returncode != 0
     line = next(ln for ln in result.stderr.splitlines() if "not published" in ln)
     assert "gptoss-120b/recipe.yaml" in line and "--kv-cache-dtype" in line and "fp9" in line
 
 
-def test_hostile_title_is_text_on_the_built_page(tmp_path, recipe_copy):
+def test_hostile_title_is_text_on_the_built_page(tmp_path, recipe_copy, repo):
     root, folder = recipe_copy()
     data = yaml.safe_load((folder / "recipe.yaml").read_text())
     data["title"] = "<script>window.pwned=1</script>"
     (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-    result = mkdocs_build(tmp_path / "site", [root])
+    result = mkdocs_build(tmp_path / "site", [root, repo / "examples"])
     assert result.returncode == 0, result.stderr
     html = (tmp_path / "site/recipes/gptoss-120b/index.html").read_text()
     assert "<script>window.pwned" not in html and "&lt;script&gt;window.pwned=1&lt;/script&gt;" in html
@@ -56,3 +56,10 @@ def test_export_writes_markdown_without_mkdocs(tmp_path, repo, capsys):
     names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
     assert "index.md" in names and "recipes/gptoss-120b.md" in names and len(names) == 10
     assert not list(tmp_path.glob(".export*"))
+
+
+def test_strict_mode_turns_a_broken_link_into_a_failed_build(tmp_path, recipe_copy):
+    root, _ = recipe_copy()
+    result = mkdocs_build(tmp_path / "site", [root])  # no examples root: methodology.md's link to the example breaks
+    assert result.returncode != 0
+    assert "examples/tiny-cpu.md" in result.stderr

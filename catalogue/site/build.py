@@ -6,11 +6,11 @@ import datetime as dt
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalogue.flags.checkers import ArgvChecker
-from catalogue.flags.select import upstream_checker, validate_entries
+from catalogue.flags.select import IMAGE_SNAPSHOT_DIR, upstream_checker, validate_entries
 from catalogue.forking import split_map
 from catalogue.loading import Entry, load_entry, recipe_folders
 from catalogue.site.page import Page
@@ -62,16 +62,61 @@ def prepare(folders: Sequence[Path], checker: ArgvChecker, checked_on: dt.date) 
     return out
 
 
-def generate(roots: list[Path], checker: ArgvChecker | None = None, today: dt.date | None = None) -> SiteBuild:
+@dataclass
+class Rebuilds:
+    """What a long-lived process (`mkdocs serve`) keeps between builds: each recipe prepared, keyed
+    by the signature of its files and of everything its check depends on."""
+
+    prepared: dict[Path, tuple[tuple, Prepared]] = field(default_factory=dict)
+
+    def reuse(self, folders: list[Path], context: tuple) -> tuple[dict[Path, Prepared], list[Path]]:
+        """Prepared recipes whose signature is unchanged, and the folders that must be prepared again."""
+        kept, stale = {}, []
+        for folder in folders:
+            known = self.prepared.get(folder)
+            if known is not None and known[0] == (context, _file_stats(folder)):
+                kept[folder] = known[1]
+            else:
+                stale.append(folder)
+        return kept, stale
+
+    def remember(self, folders: list[Path], prepared: list[Prepared], context: tuple) -> None:
+        self.prepared = {folder: ((context, _file_stats(folder)), p) for folder, p in zip(folders, prepared)}
+
+
+def _file_stats(folder: Path) -> tuple:
+    files = [folder / "recipe.yaml", *sorted((folder / "runs").glob("*.json"))]
+    return tuple((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.exists())
+
+
+def _check_context(checker: ArgvChecker, checked_on: dt.date) -> tuple:
+    """What every recipe's check depends on besides its own files: the checker, the day, image snapshots."""
+    images = tuple(_file_stats_of(IMAGE_SNAPSHOT_DIR.glob("*.json")))
+    return (checker.source, checker.snapshot.vllm_version, checked_on, images)
+
+
+def _file_stats_of(paths) -> list[tuple]:
+    return [(p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(paths)]
+
+
+def generate(
+    roots: list[Path], checker: ArgvChecker | None = None, today: dt.date | None = None, rebuilds: Rebuilds | None = None
+) -> SiteBuild:
     """Every page; recipes whose flags have errors are left out and listed in `refused`.
 
-    Large catalogues are prepared in two processes (see catalogue.forking).
+    Large catalogues are prepared in two processes (see catalogue.forking); with `rebuilds`, only
+    recipes whose files changed since the last build are prepared again.
     """
     checker = checker or upstream_checker()
     checked_on = today or dt.date.today()
     with gc_paused():
         folders = [folder for _, folder in sorted(recipe_folders(roots).items())]
-        prepared = split_map(lambda batch: prepare(batch, checker, checked_on), folders)
+        context = _check_context(checker, checked_on) if rebuilds else ()
+        kept, stale = rebuilds.reuse(folders, context) if rebuilds else ({}, folders)
+        fresh = dict(zip(stale, split_map(lambda batch: prepare(batch, checker, checked_on), stale)))
+        prepared = [kept.get(folder) or fresh[folder] for folder in folders]
+        if rebuilds:
+            rebuilds.remember(folders, prepared, context)
         refused = [str(f) for p in prepared for f in p.validation.errors]
         publishable = [p for p in prepared if not p.validation.errors]
         jobs = page_jobs(
@@ -81,3 +126,7 @@ def generate(roots: list[Path], checker: ArgvChecker | None = None, today: dt.da
         )
         pages = split_map(lambda batch: [job() for job in batch], jobs)
     return SiteBuild({page.path: page for page in pages}, checker.source, refused)
+
+
+SERVE_REBUILDS = Rebuilds()
+"""The rebuild cache of this process; dropped with the module when the catalogue's code changes."""

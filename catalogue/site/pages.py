@@ -169,16 +169,15 @@ INDEX_LEAD = (
     "<p>How to serve a model on a given machine, with the exact launch command and dated numbers for every "
     "concurrency. Every recipe's flags are checked against vLLM's own argument parser before it is published; "
     "every figure says whether it was imported from a named source or measured by the catalogue's runner. "
-    'See <a href="{methodology}">how numbers are measured</a>{compare}.</p>'
+    'See <a href="{methodology}">how numbers are measured</a> and the <a href="{compare}">side-by-side comparisons</a>.</p>'
 )
 
 
-def render_index(entries: list[Entry], has_comparisons: bool) -> Page:
+def render_index(entries: list[Entry]) -> Page:
     """The catalogue index: every recipe, sortable and filterable."""
     rows = index_rows(entries)
     options = {key: sorted({str(row[key]) for row in rows}) for key, _ in FILTERS}
-    compare = f' and the <a href="{link(INDEX, COMPARE_INDEX)}">side-by-side comparisons</a>' if has_comparisons else ""
-    lead = INDEX_LEAD.format(methodology=link(INDEX, METHODOLOGY), compare=compare)
+    lead = INDEX_LEAD.format(methodology=link(INDEX, METHODOLOGY), compare=link(INDEX, COMPARE_INDEX))
     body = render("index.html.j2", rows=rows, filters=FILTERS, options=options)
     title = "LLM inference recipes"
     return Page(INDEX, title, "Dated, reproducible vLLM serving recipes with validated launch commands.", lead=lead, body=body, hide=("navigation",))
@@ -255,14 +254,13 @@ def page_jobs(
     published = [e for e in entries if e.recipe.publish]
     groups = view.comparable_groups(published)
     grouped = {e.id for members in groups.values() for e in members}
-    jobs: list[Callable[[], Page]] = [partial(render_index, published, bool(groups))]
+    jobs: list[Callable[[], Page]] = [partial(render_index, published)]
     for e in entries:
         validation = validations.get(e.id)
         body = bodies.get(e.id) or recipe_body(e, validation)
         jobs.append(partial(recipe_page, e, validation, body, e.id in grouped))
-    if groups:
-        jobs.append(partial(render_compare_index, groups))
-        jobs += [partial(render_compare, model, platform, members) for (model, platform), members in groups.items()]
+    jobs.append(partial(render_compare_index, groups))  # the nav links to it, so it exists even when empty
+    jobs += [partial(render_compare, model, platform, members) for (model, platform), members in groups.items()]
     return jobs
 
 

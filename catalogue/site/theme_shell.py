@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 from mkdocs.structure.toc import AnchorLink, TableOfContents
 
 TEMPLATE = "catalogue-shell.html"
@@ -98,3 +99,20 @@ class ThemeShells:
         if shell.count(toc_nav) != 1 or "rcshelltoctitlex" in shell.replace(toc_nav, ""):
             raise RuntimeError("theme shell: the table of contents is not one block of the page; disable with CATALOGUE_THEME_SHELL=off")
         return shell.replace(toc_nav, SENTINEL.format("tocnav"))
+
+
+class MemoryBytecodeCache(jinja2.BytecodeCache):
+    """Compiled theme templates kept in memory; Jinja checks each against its source's checksum."""
+
+    def __init__(self) -> None:
+        self.store: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self.store:
+            bucket.bytecode_from_string(self.store[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.store[bucket.key] = bucket.bytecode_to_string()
+
+
+THEME_BYTECODE = MemoryBytecodeCache()

@@ -1,0 +1,68 @@
+"""`mkdocs serve` shows a YAML edit without a restart; rebuilds prepare only what changed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+from catalogue.flags.select import upstream_checker
+from catalogue.site.build import Rebuilds, generate
+from tests.site_support import REPO
+
+
+def _served_text(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.read().decode()
+    except OSError:
+        return ""
+
+
+def _wait_for(url: str, text: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in _served_text(url):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_serve_shows_a_yaml_edit_without_restart(recipe_copy):
+    root, folder = recipe_copy()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "CATALOGUE_RECIPE_ROOTS": os.pathsep.join([str(root), str(REPO / "examples")])}
+    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"], cwd=REPO, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/recipes/gptoss-120b/"
+    try:
+        assert _wait_for(url, "concurrency-first", 120), "the page was never served"
+        recipe = folder / "recipe.yaml"
+        recipe.write_text(recipe.read_text().replace("(concurrency-first)", "(edited while serving)", 1))
+        assert _wait_for(url, "edited while serving", 30), "the edit never showed"
+        assert server.poll() is None
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+def test_rebuilds_prepare_only_changed_recipes(tmp_path, recipe_copy):
+    root, folder = recipe_copy()
+    checker, today, rebuilds = upstream_checker(), dt.date(2026, 11, 22), Rebuilds()
+    generate([root], checker, today, rebuilds)
+    first = rebuilds.prepared[folder][1]
+    generate([root], checker, today, rebuilds)
+    assert rebuilds.prepared[folder][1] is first
+    recipe = folder / "recipe.yaml"
+    recipe.write_text(recipe.read_text().replace("(concurrency-first)", "(edited)", 1))
+    build = generate([root], checker, today, rebuilds)
+    assert rebuilds.prepared[folder][1] is not first and "(edited)" in build.pages["recipes/gptoss-120b.md"].title
+    generate([root], checker, dt.date(2026, 11, 23), rebuilds)
+    assert rebuilds.prepared[folder][1].validation.checked_on == dt.date(2026, 11, 23)
