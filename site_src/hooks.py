@@ -100,7 +100,8 @@ def on_files(files: Files, config) -> Files:
     if _checker is None:
         _checker = upstream_checker()
         log.info("catalogue: flags checked against %s", _checker.source)
-    build = build_module.generate(recipe_roots(config), _checker, rebuilds=build_module.SERVE_REBUILDS if _serving else None)
+    rebuilds = build_module.SERVE_REBUILDS if _serving else None
+    build = build_module.generate(recipe_roots(config), _checker, rebuilds=rebuilds)
     for line in build.refused:
         log.error("catalogue: not published: %s", line)
     _generated.clear()

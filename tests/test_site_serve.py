@@ -33,24 +33,26 @@ def _wait_for(url: str, text: str, timeout: float) -> bool:
     return False
 
 
-def test_serve_shows_a_yaml_edit_without_restart(recipe_copy):
+def test_serve_shows_a_yaml_edit_without_restart(recipe_copy, tmp_path):
     root, folder = recipe_copy()
+    log = (tmp_path / "serve.log").open("w")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "CATALOGUE_RECIPE_ROOTS": os.pathsep.join([str(root), str(REPO / "examples")])}
     server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"], cwd=REPO, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/recipes/gptoss-120b/"
     try:
-        assert _wait_for(url, "concurrency-first", 120), "the page was never served"
+        assert _wait_for(url, "concurrency-first", 120), (tmp_path / "serve.log").read_text()[-2000:]
         recipe = folder / "recipe.yaml"
         recipe.write_text(recipe.read_text().replace("(concurrency-first)", "(edited while serving)", 1))
-        assert _wait_for(url, "edited while serving", 30), "the edit never showed"
+        assert _wait_for(url, "edited while serving", 30), (tmp_path / "serve.log").read_text()[-2000:]
         assert server.poll() is None
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+        log.close()
 
 
 def test_rebuilds_prepare_only_changed_recipes(tmp_path, recipe_copy):
