@@ -24,7 +24,7 @@ log = logging.getLogger("mkdocs.hooks.catalogue")
 INDENT = re.compile(r"\n\s+")  # the theme's indentation; generated pages' own HTML is spliced in after
 _code_stamp: float | None = None
 _checker = None
-_generated: dict[str, tuple[object, str, list[str]]] = {}  # path -> (Page, content, spliced blocks)
+_generated: dict = {}  # docs path -> catalogue.site.page.Page
 _nav_pages: set[str] = set()
 _serving = False
 
@@ -107,9 +107,8 @@ def on_files(files: Files, config) -> Files:
     _generated.clear()
     for file in [f for f in files if _unused_theme_file(f.src_uri, config)]:
         files.remove(file)
-    for path, page in build.pages.items():
-        content, blocks = page.content()
-        _generated[path] = (page, content, blocks)
+    _generated.update(build.pages)
+    for path in build.pages:
         files.append(File.generated(config, path, content=""))
     return files
 
@@ -136,15 +135,15 @@ def on_env(env, config, files):
 def on_page_markdown(markdown: str, page, config, files) -> str:
     generated = _generated.get(page.file.src_uri)
     if generated:
-        page.meta.update(generated[0].meta)
+        page.meta.update(generated.meta)
     return markdown
 
 
 def on_page_content(html: str, page, config, files) -> str:
     generated = _generated.get(page.file.src_uri)
     if generated:
-        html = generated[1]
-        page.toc = TableOfContents([AnchorLink(title, anchor, 2) for anchor, title in generated[0].sections])
+        html = generated.content()[0]
+        page.toc = TableOfContents([AnchorLink(title, anchor, 2) for anchor, title in generated.sections])
         if _shell_enabled():
             from catalogue.site.theme_shell import TEMPLATE, can_stand_for
 
@@ -160,4 +159,4 @@ def on_post_page(output: str, page, config) -> str:
         return output
     from catalogue.site.page import splice
 
-    return splice(INDENT.sub("\n", output), generated[2])
+    return splice(INDENT.sub("\n", output), generated.content()[1])

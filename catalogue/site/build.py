@@ -85,18 +85,24 @@ class Rebuilds:
 
 
 def _file_stats(folder: Path) -> tuple:
-    files = [folder / "recipe.yaml", *sorted((folder / "runs").glob("*.json"))]
-    return tuple((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.exists())
+    return _stats([folder / "recipe.yaml", *sorted((folder / "runs").glob("*.json"))])
 
 
 def _check_context(checker: ArgvChecker, checked_on: dt.date) -> tuple:
     """What every recipe's check depends on besides its own files: the checker, the day, image snapshots."""
-    images = tuple(_file_stats_of(IMAGE_SNAPSHOT_DIR.glob("*.json")))
-    return (checker.source, checker.snapshot.vllm_version, checked_on, images)
+    return (checker.source, checker.snapshot.vllm_version, checked_on, _stats(sorted(IMAGE_SNAPSHOT_DIR.glob("*.json"))))
 
 
-def _file_stats_of(paths) -> list[tuple]:
-    return [(p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(paths)]
+def _stats(paths: list[Path]) -> tuple:
+    """(name, mtime, size) of each file that exists: one stat per file."""
+    out = []
+    for path in paths:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            continue
+        out.append((path.name, st.st_mtime_ns, st.st_size))
+    return tuple(out)
 
 
 def generate(

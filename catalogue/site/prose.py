@@ -17,13 +17,18 @@ CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
+def code_html(text: str) -> str:
+    """Text as inline code."""
+    return f"<code>{escape(text, quote=False)}</code>"
+
+
 def inline(text: str) -> Markup:
     """One run of text: escaped, with `code` spans as <code>."""
     out, last = [], 0
     text = text.strip()
     for match in CODE_SPAN.finditer(text):
         out.append(escape(text[last : match.start()], quote=False))
-        out.append(f"<code>{escape(match.group(2).strip(), quote=False)}</code>")
+        out.append(code_html(match.group(2).strip()))
         last = match.end()
     out.append(escape(text[last:], quote=False))
     return Markup("".join(out))

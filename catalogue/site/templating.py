@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import html
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
-from catalogue.site.prose import inline, paragraphs
+from catalogue.site.prose import code_html, inline, paragraphs
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -27,12 +26,12 @@ def fmt_num(value: Any) -> str:
 
 def code(text: str) -> Markup:
     """Inline code."""
-    return Markup(f"<code>{html.escape(text, quote=False)}</code>")
+    return Markup(code_html(text))
 
 
 def code_block(text: str) -> Markup:
     """A code block in the markup Material gives a copy button."""
-    return Markup(f'<div class="highlight"><pre><code>{html.escape(text, quote=False)}</code></pre></div>')
+    return Markup(f'<div class="highlight"><pre>{code_html(text)}</pre></div>')
 
 
 @lru_cache(maxsize=1)

@@ -76,10 +76,10 @@ class ThemeShells:
         return SENTINEL_RE.sub(lambda m: values[m.group(1)], shell)
 
     def _toc_nav(self, context: dict[str, Any], toc: list[AnchorLink]) -> str:
-        """The theme's table of contents; pages with the same sections share it."""
-        key = tuple((item.id, item.title, item.level, bool(item.children)) for item in toc)
+        """The theme's table of contents; pages with the same flat list of sections share it."""
         if any(item.children for item in toc):
             return self.toc.render(context)
+        key = tuple((item.id, item.title, item.level) for item in toc)
         if key not in self.toc_navs:
             self.toc_navs[key] = self.toc.render(context)
         return self.toc_navs[key]
