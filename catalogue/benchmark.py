@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveInt, model_validator
 
@@ -56,6 +56,14 @@ class ImportedProvenance(Strict):
     conditions: str | None = Field(None, description="Workload as the source describes it.")
 
 
+class NodeCommand(Strict):
+    """One server of a measured run: its role, the host it ran on and its exact command."""
+
+    role: str = Field(description="E.g. 'server', 'head (rank 0)', 'worker (rank 1, headless)', 'replica 2'.")
+    host: str = Field(description="Host name as the runner was given it.")
+    command: list[str] = Field(description="The exact argv (docker run ... or vllm serve ...).")
+
+
 class MeasuredProvenance(Strict):
     """Figures measured by this project's runner."""
 
@@ -69,6 +77,13 @@ class MeasuredProvenance(Strict):
     bench_commands: list[list[str]] = Field(description="The exact `vllm bench serve` argv per level.")
     prefill_derivation: str = Field(description="How prefill tok/s is derived from the raw results.")
     flag_snapshot: str | None = Field(None, description="Flag-schema snapshot taken from the server's environment.")
+    topology: Literal["solo", "cluster", "replicas"] = Field("solo", description="How the servers were laid out.")
+    nodes: list[NodeCommand] = Field(default_factory=list, description="Every server of the run, when more than one.")
+    router: dict[str, Any] | None = Field(None, description="The router's config (LiteLLM), for replica topologies.")
+    router_version: str | None = Field(None, description="The router's release, e.g. 'LiteLLM 1.106.2'.")
+    image_id: str | None = Field(None, description="Content id of the image on the head host (what its tag meant then).")
+    client: str | None = Field(None, description="Where vLLM's benchmark client ran: in the image or in the host's venv.")
+    client_vllm_version: str | None = Field(None, description="vLLM version of the benchmark client.")
 
 
 Provenance = Annotated[Union[ImportedProvenance, MeasuredProvenance], Field(discriminator="method")]

@@ -40,6 +40,12 @@ def _parser() -> argparse.ArgumentParser:
     ref.add_argument("--resume", action="store_true", help="finish the newest incomplete run")
     ref.add_argument("--local", action="store_true", help="run `vllm serve` as a local process, not in docker")
     ref.add_argument("--port", type=int, help="serve on this port instead of the recipe's")
+    ref.add_argument("--hosts", help="comma-separated hosts (local, a hosts-file name, ssh://user@host, a docker context); "
+                     "the first is the head; default: this machine")
+    ref.add_argument("--hosts-file", type=Path, help="hosts file (default: hosts.yaml when present)")
+    ref.add_argument("--client", choices=["image", "host"],
+                     help="where vLLM's benchmark client runs: in the recipe's image (default with an image) or this venv")
+    ref.add_argument("--router-port", type=int, help="port of the LiteLLM router of replica recipes (default 4000)")
     return parser
 
 
@@ -66,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_dump(args.out, args.image)
         from runner.refresh import run_refresh
 
-        return run_refresh(roots, args.id, dry_run=args.dry_run, resume=args.resume, local=args.local, port=args.port)
+        return run_refresh(roots, args.id, dry_run=args.dry_run, resume=args.resume, local=args.local, port=args.port,
+                           hosts=args.hosts, hosts_file=args.hosts_file, client=args.client, router_port=args.router_port)
     except CatalogueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

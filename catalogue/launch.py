@@ -73,7 +73,8 @@ def prompts_for(recipe: Recipe, concurrency: int) -> int:
     return max(sweep.prompts_per_level, concurrency * sweep.prompts_per_stream)
 
 
-def bench_argv(recipe: Recipe, concurrency: int, base_url: str = "http://127.0.0.1:8000", input_len: int | None = None) -> list[str]:
+def bench_argv(recipe: Recipe, concurrency: int, base_url: str = "http://127.0.0.1:8000", input_len: int | None = None,
+               prompts: int | None = None) -> list[str]:
     """`vllm bench serve` for one level of the recipe's sweep (random prompts, fixed lengths)."""
     sweep = recipe.sweep
     model = recipe.serving.flags.get("served-model-name", recipe.model_arg)
@@ -87,7 +88,7 @@ def bench_argv(recipe: Recipe, concurrency: int, base_url: str = "http://127.0.0
         "--dataset-name", "random",
         "--random-input-len", str(input_len or sweep.input_len),
         "--random-output-len", str(sweep.output_len),
-        "--num-prompts", str(prompts_for(recipe, concurrency)),
+        "--num-prompts", str(prompts or prompts_for(recipe, concurrency)),
         "--max-concurrency", str(concurrency),
         "--num-warmups", str(sweep.warmups),
         "--ready-check-timeout-sec", "0",

@@ -1,9 +1,14 @@
 """Drive vLLM's benchmark client for several levels in one process (vLLM is imported once).
 
-Usage: python -m runner.driver JOBS.json EVENTS.jsonl GO
-The runner starts it while the server boots: it imports vLLM, then waits for the file GO (written
-once /health answers) before it sends anything. JOBS.json is a list of {"level": c, "argv": ["vllm", "bench", "serve", ...]}; each argv is parsed
-by `vllm bench serve`'s own parser and run by its own `main`. One JSON line per finished level is
+Usage: python driver.py JOBS.json EVENTS.jsonl
+Self-contained (standard library + vLLM), so it runs the same in the host's venv and inside the
+recipe's image (`python3 /catalogue/driver.py ...`, the raw folder mounted). The runner starts it
+while the servers boot: it imports vLLM, reports `ready` with its vLLM version, then waits for a
+line on standard input (sent once the endpoint is healthy) before it sends anything. End of input
+means the runner is gone: the driver exits at once, whatever it is doing.
+
+JOBS.json is a list of {"name": "c4", "argv": ["vllm", "bench", "serve", ...]}; each argv is parsed
+by `vllm bench serve`'s own parser and run by its own `main`. One JSON line per finished job is
 appended to EVENTS.jsonl.
 """
 
@@ -12,27 +17,30 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
 
 
-def _event(path: Path, **fields) -> None:
+def _event(path: Path, **fields: object) -> None:
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(fields) + "\n")
         handle.flush()
 
 
-def wait_for(go: Path, parent: int) -> None:
-    """Block until the runner says go; leave if the runner is gone."""
-    while not go.exists():
-        if os.getppid() != parent:
-            raise SystemExit("runner exited")
-        time.sleep(0.1)
+def watch_stdin(go: threading.Event) -> None:
+    """Set `go` on the first line; leave the process at end of input (the runner is gone)."""
+    for _line in sys.stdin:
+        go.set()
+    os._exit(3)
 
 
-def main(jobs_path: Path, events_path: Path, go: Path) -> int:
+def main(jobs_path: Path, events_path: Path) -> int:
+    go = threading.Event()
+    threading.Thread(target=watch_stdin, args=(go,), daemon=True).start()
     started = time.monotonic()
+    import vllm
     from vllm.benchmarks.serve import add_cli_args
     from vllm.benchmarks.serve import main as bench_main
 
@@ -40,8 +48,8 @@ def main(jobs_path: Path, events_path: Path, go: Path) -> int:
         from vllm.utils.argparse_utils import FlexibleArgumentParser
     except ImportError:
         from vllm.utils import FlexibleArgumentParser
-    _event(events_path, kind="ready", import_s=time.monotonic() - started)
-    wait_for(go, os.getppid())
+    _event(events_path, kind="ready", import_s=time.monotonic() - started, vllm_version=str(vllm.__version__))
+    go.wait()
     for job in json.loads(jobs_path.read_text()):
         argv = job["argv"]
         if argv[:3] != ["vllm", "bench", "serve"]:
@@ -49,17 +57,17 @@ def main(jobs_path: Path, events_path: Path, go: Path) -> int:
         parser = FlexibleArgumentParser()
         add_cli_args(parser)
         args = parser.parse_args(argv[3:])
-        level_start = time.monotonic()
+        job_start = time.monotonic()
         try:
             result = bench_main(args)
         except Exception as exc:  # the client's own failure: report it and stop
-            _event(events_path, kind="level", level=job["level"], ok=False, error=f"{type(exc).__name__}: {exc}",
+            _event(events_path, kind="level", name=job["name"], ok=False, error=f"{type(exc).__name__}: {exc}",
                    trace=traceback.format_exc(limit=3))
             return 1
-        _event(events_path, kind="level", level=job["level"], ok=True, wall_s=time.monotonic() - level_start,
+        _event(events_path, kind="level", name=job["name"], ok=True, wall_s=time.monotonic() - job_start,
                duration_s=result.get("duration"), failed=result.get("failed", 0))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])))
+    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))

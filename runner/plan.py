@@ -1,17 +1,60 @@
-"""What a refresh will run: server command, per-level bench commands, where results go."""
+"""What a refresh will run, on which host: servers, router, benchmark client, levels, flag snapshot."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-import shlex
+import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from catalogue.benchmark import RUN_STAMP_FORMAT
-from catalogue.launch import bench_argv, docker_argv, serve_argv, shell_command
+from catalogue.errors import CatalogueError
+from catalogue.launch import bench_argv
 from catalogue.loading import RUNS_DIR, Entry
+from catalogue.recipe import ClusterTopology
+from catalogue.topology import Layout, RouterLaunch, layout, needs_nodes
+from runner.containers import LABEL_RECIPE, LABEL_RUN, mounts_and_env, own_options
+from runner.hosts import LOCAL, Host
+
+DRIVER = Path(__file__).with_name("driver.py")
+REPO = Path(__file__).resolve().parents[1]
+RAW_IN_CONTAINER = "/raw"
+CACHE_ROOT = "/var/tmp/catalogue-compile-cache"
+"""Per host: vLLM's and torch.compile's caches, one folder per image and recipe, so a second boot is warm."""
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """One server process or container on one host."""
+
+    role: str
+    host: Host
+    argv: list[str]
+    env: dict[str, str]
+    """Environment of a local process (a container gets its own with -e)."""
+    container: str | None
+    base_url: str | None
+    """Its API, when it serves one (the head, a replica, a solo server)."""
+    exec_argv: list[str] | None = None
+    """Ray: `docker exec <container> vllm serve ...` once every node joined."""
+
+    @property
+    def log_name(self) -> str:
+        return f"server-{_slug(self.role)}.log" if self.role != "server" else "server.log"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One `vllm bench serve` run: a concurrency level, or a long-context prompt length at c=1."""
+
+    name: str
+    concurrency: int
+    prompt_tokens: int | None
+    argv: list[str]
 
 
 @dataclass(frozen=True)
@@ -21,13 +64,20 @@ class Plan:
     recipe_id: str
     folder: Path
     stamp: str
-    serve: list[str]
-    env: dict[str, str]
-    container: str | None
-    base_url: str
+    kind: str
+    nodes: list[NodeRun]
+    endpoint: str
     health_timeout_s: int
-    levels: list[int]
-    bench: dict[int, list[str]] = field(default_factory=dict)
+    client: str
+    """`image`: vLLM's client inside the recipe's image on this machine; `host`: this Python environment."""
+    client_argv: list[str]
+    jobs: list[Job]
+    snapshot_argv: list[str]
+    image: str | None
+    router: RouterLaunch | None = None
+    router_argv: list[str] | None = None
+    changes: list[str] = field(default_factory=list)
+    ray: bool = False
 
     @property
     def run_file(self) -> Path:
@@ -37,76 +87,141 @@ class Plan:
     def raw_dir(self) -> Path:
         return self.folder / RUNS_DIR / self.stamp
 
+    @property
+    def label(self) -> str:
+        return f"{LABEL_RUN}={self.stamp}"
+
+    @property
+    def hosts(self) -> list[Host]:
+        """Each host once, in node order."""
+        return list({node.host: None for node in self.nodes})
+
+    @property
+    def api_node(self) -> NodeRun:
+        return next(node for node in self.nodes if node.base_url)
+
+    def job(self, name: str) -> Job:
+        return next(job for job in self.jobs if job.name == name)
+
 
 def now_stamp() -> str:
     """The UTC time as a run stamp."""
     return dt.datetime.now(dt.timezone.utc).strftime(RUN_STAMP_FORMAT)
 
 
-def make_plan(entry: Entry, *, local: bool, port: int | None = None, stamp: str | None = None) -> Plan:
-    """The plan for one recipe; `local` runs `vllm serve` as a process instead of `docker run`."""
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def make_plan(entry: Entry, *, hosts: list[Host] | None = None, local: bool = False, port: int | None = None,
+              stamp: str | None = None, client: str | None = None, router_port: int | None = None,
+              cache_root: str | None = CACHE_ROOT) -> Plan:
+    """The plan for one recipe on `hosts`; `local` runs `vllm serve` as processes on this machine, not in docker."""
     recipe = entry.recipe
+    hosts = hosts or [LOCAL]
+    stamp = stamp or now_stamp()
+    docker = recipe.serving.image is not None and not local
+    if not docker and any(not h.is_local for h in hosts):
+        raise CatalogueError(entry.folder / "recipe.yaml", "a local process runs on this machine only: give an image "
+                             "(serving.image) to run on other hosts")
     flags = dict(recipe.serving.flags)
     if port is not None:
         flags["port"] = port
     model_path = recipe.serving.model_path
-    if model_path and (entry.folder / model_path).exists():
-        model_path = str((entry.folder / model_path).resolve())
-    serving = recipe.serving.model_copy(update={"flags": flags, "model_path": model_path})
-    recipe = recipe.model_copy(update={"serving": serving})
-    port = int(flags.get("port", 8000))
-    host = str(flags.get("host", "127.0.0.1"))
-    host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    base_url = f"http://{host}:{port}"
-    container = None
-    if recipe.serving.image is not None and not local:
-        container = (recipe.serving.container.name if recipe.serving.container else None) or f"catalogue-{entry.id}"
-        serve = docker_argv(recipe)
-        if "--name" not in serve:
-            serve[2:2] = ["--name", container]
-        serve = [w for w in serve if w != "-d"]
+    if model_path and not docker and (entry.folder / model_path).exists():
+        recipe = recipe.model_copy(update={"serving": recipe.serving.model_copy(
+            update={"model_path": str((entry.folder / model_path).resolve())})})
+    wanted = needs_nodes(recipe)
+    if isinstance(recipe.topology, ClusterTopology) and len(hosts) < wanted:
+        hosts = hosts + [hosts[-1]] * (wanted - len(hosts)) if all(h.is_local for h in hosts) else hosts
+    try:
+        lay = layout(recipe, [h.node for h in hosts], flags)
+    except ValueError as exc:
+        raise CatalogueError(Path("--hosts"), str(exc)) from None
+    by_node = {h.node: h for h in hosts}
+    labels = {LABEL_RECIPE: entry.id, LABEL_RUN: stamp}
+    changes: list[str] = []
+    nodes = []
+    for i, server in enumerate(lay.servers):
+        host = by_node[server.node]
+        name = f"catalogue-{entry.id}" if len(lay.servers) == 1 else f"catalogue-{entry.id}-{i}"
+        if docker:
+            cache = f"{cache_root}/{_slug(str(server.image))}/{entry.id}" if cache_root else None
+            owned = own_options(server.options, name=name, labels={**labels, "catalogue.node": str(i)},
+                                network_host=lay.kind != "solo", cache_dir=cache)
+            changes += [c for c in owned.changes if c not in changes]
+            argv = [*host.docker_cli(), *server.docker_argv(owned.options)[1:]]
+            exec_argv = [*host.docker_cli(), "exec", name, *server.exec_serve] if server.exec_serve else None
+            nodes.append(NodeRun(server.role, host, argv, {}, name, server.base_url, exec_argv))
+        else:
+            env = dict(server.env)
+            if cache_root:
+                cache = str(Path.home() / ".cache" / "catalogue-compile" / entry.id)
+                env.setdefault("VLLM_CACHE_ROOT", f"{cache}/vllm")
+                env.setdefault("TORCHINDUCTOR_CACHE_DIR", f"{cache}/inductor")
+            nodes.append(NodeRun(server.role, host, server.serve, env, None, server.base_url, server.exec_serve))
+    client = client or ("image" if docker else "host")
+    if client == "image" and not docker:
+        raise CatalogueError(entry.folder / "recipe.yaml", "--client image needs a recipe with an image (serving.image)")
+    router, router_argv, endpoint = _router(lay, stamp, entry, router_port)
+    raw_for_client = RAW_IN_CONTAINER if client == "image" else str(entry.folder / RUNS_DIR / stamp)
+    jobs = _jobs(entry, recipe, endpoint, raw_for_client, stamp)
+    image = recipe.serving.image if docker else None
+    plan = Plan(entry.id, entry.folder, stamp, lay.kind, nodes, endpoint, recipe.sweep.health_timeout_s, client, [],
+                jobs, [], image, router, router_argv, changes, lay.ray)
+    return _with_client(plan, recipe.serving.container.options if recipe.serving.container else [])
+
+
+def _router(lay: Layout, stamp: str, entry: Entry, router_port: int | None) -> tuple[RouterLaunch | None, list[str] | None, str]:
+    """LiteLLM on this machine, listening on loopback, with a master key the runner makes per run."""
+    if lay.router is None:
+        return None, None, lay.endpoint()
+    router = lay.router
+    if router_port is not None:
+        router = RouterLaunch(router.config, router_port, router.strategy)
+    config = {**router.config, "general_settings": {"master_key": "os.environ/LITELLM_MASTER_KEY"}}
+    router = RouterLaunch(config, router.port, router.strategy)
+    config_path = entry.folder / RUNS_DIR / stamp / "router.yaml"
+    return router, router.argv(str(config_path), host="127.0.0.1"), f"http://127.0.0.1:{router.port}"
+
+
+def _jobs(entry: Entry, recipe, endpoint: str, raw: str, stamp: str) -> list[Job]:
+    """Every concurrency level, then every long-context prompt length at c=1, each saving its raw JSON."""
+    def save(name: str) -> list[str]:
+        return ["--save-result", "--result-dir", raw, "--result-filename", f"{name}.json",
+                "--metadata", f"recipe={entry.id}", f"run={stamp}"]
+
+    jobs = [Job(f"c{c}", c, None, [*bench_argv(recipe, c, endpoint), *save(f"c{c}")]) for c in recipe.sweep.concurrency]
+    jobs += [Job(f"ctx{n}", 1, n, [*bench_argv(recipe, 1, endpoint, input_len=n, prompts=recipe.sweep.prompts_per_stream),
+                                   *save(f"ctx{n}")])
+             for n in recipe.sweep.long_context]
+    return jobs
+
+
+def _with_client(plan: Plan, recipe_options: list[str]) -> Plan:
+    """The benchmark client's and the flag snapshot's commands, in the image or in this Python."""
+    raw = plan.raw_dir.resolve()
+    jobs, events = ("jobs.json", "events.jsonl")
+    if plan.client == "image":
+        user = [] if os.getuid() == 0 else ["--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp"]
+        client = ["docker", "run", "--rm", "-i", "--name", f"catalogue-{plan.recipe_id}-client", "--label",
+                  f"{LABEL_RECIPE}={plan.recipe_id}", "--label", plan.label, "--network", "host", *user,
+                  "--entrypoint", "python3", "-v", f"{raw}:{RAW_IN_CONTAINER}", "-v", f"{DRIVER}:/catalogue/driver.py:ro",
+                  "-e", "OPENAI_API_KEY", *mounts_and_env(recipe_options), str(plan.image), "/catalogue/driver.py",
+                  f"{RAW_IN_CONTAINER}/{jobs}", f"{RAW_IN_CONTAINER}/{events}"]
     else:
-        serve = serve_argv(recipe)
-    levels = list(recipe.sweep.concurrency)
-    bench = {c: bench_argv(recipe, c, base_url) for c in levels}
-    return Plan(entry.id, entry.folder, stamp or now_stamp(), serve, dict(recipe.serving.env), container, base_url,
-                recipe.sweep.health_timeout_s, levels, bench)
+        client = [sys.executable, str(DRIVER), str(raw / jobs), str(raw / events)]
+    if plan.image:
+        snapshot = ["docker", "run", "--rm", "--label", f"{LABEL_RECIPE}={plan.recipe_id}", "--label", plan.label,
+                    "--entrypoint", "python3", "-v", f"{REPO}:/catalogue:ro", "-v", f"{raw}:/out", "-w", "/catalogue",
+                    "-e", "PYTHONPATH=/catalogue", plan.image, "-m", "catalogue", "flags", "dump", "--image", plan.image,
+                    "--out", "/out/flags.json"]
+    else:
+        snapshot = [sys.executable, "-m", "catalogue", "flags", "dump", "--out", str(raw / "flags.json")]
+    return Plan(**{**plan.__dict__, "client_argv": client, "snapshot_argv": snapshot})
 
 
-def with_results(plan: Plan) -> Plan:
-    """Add `--save-result` options so each level's raw JSON lands in the run's raw folder."""
-    bench = {
-        c: [*argv, "--save-result", "--result-dir", str(plan.raw_dir), "--result-filename", f"c{c}.json",
-            "--metadata", f"recipe={plan.recipe_id}", f"run={plan.stamp}"]
-        for c, argv in plan.bench.items()
-    }
-    return replace(plan, bench=bench)
-
-
-def snapshot_argv(plan: Plan) -> list[str]:
-    """`catalogue flags dump` in the server's environment: this venv, or the recipe's image with the repo mounted."""
-    out = plan.raw_dir / "flags.json"
-    if not plan.container:
-        return [sys.executable, "-m", "catalogue", "flags", "dump", "--out", str(out)]
-    repo = Path(__file__).resolve().parents[1]
-    image = plan.serve[plan.serve.index("vllm") - 1]
-    return ["docker", "run", "--rm", "--entrypoint", "python3", "-v", f"{repo}:/catalogue:ro", "-v", f"{out.parent.resolve()}:/out",
-            "-w", "/catalogue", "-e", "PYTHONPATH=/catalogue", image, "-m", "catalogue", "flags", "dump", "--image", image,
-            "--out", "/out/flags.json"]
-
-
-def describe(plan: Plan) -> str:
-    """The dry-run text: every command that would run, in order."""
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in plan.env.items())
-    lines = [
-        f"recipe {plan.recipe_id}: run {plan.stamp} -> {os.path.relpath(plan.run_file)}",
-        f"server ({'docker container ' + plan.container if plan.container else 'local process'}), "
-        f"healthy within {plan.health_timeout_s} s at {plan.base_url}/health:",
-    ]
-    if env and not plan.container:
-        lines.append(f"  environment: {env}")
-    lines += ["", shell_command(plan.serve), ""]
-    for c in plan.levels:
-        lines += [f"level c={c}:", shell_command(plan.bench[c]), ""]
-    lines += ["flag snapshot of the server's vLLM (while it boots):", shell_command(snapshot_argv(plan)), ""]
-    return "\n".join(lines)
+def router_yaml(plan: Plan) -> str:
+    """The router's config file as written beside the raw results."""
+    assert plan.router is not None
+    return yaml.safe_dump(plan.router.config, sort_keys=False)

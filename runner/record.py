@@ -12,7 +12,9 @@ from typing import Any
 
 import runner
 from catalogue.atomic import write_text
-from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, LevelResult, MeasuredProvenance, Stats
+from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, LevelResult, MeasuredProvenance, NodeCommand, Stats
+from catalogue.topology import LITELLM_VERSION
+from runner.plan import Plan
 
 PREFILL_DERIVATION = (
     "concurrency × (total_input_tokens ÷ completed) ÷ mean TTFT: prompt tokens per request over the mean "
@@ -32,7 +34,7 @@ def _stats(raw: dict[str, Any], name: str) -> Stats | None:
     return Stats(**present) if present else None
 
 
-def level_from_raw(raw: dict[str, Any], concurrency: int, raw_name: str) -> LevelResult:
+def level_from_raw(raw: dict[str, Any], concurrency: int, raw_name: str, prompt_tokens: int | None = None) -> LevelResult:
     """One level's figures from one raw result JSON."""
     completed = int(raw.get("completed", 0))
     mean_ttft = raw.get("mean_ttft_ms")
@@ -41,6 +43,7 @@ def level_from_raw(raw: dict[str, Any], concurrency: int, raw_name: str) -> Leve
         prefill = concurrency * (raw["total_input_tokens"] / completed) / (mean_ttft / 1000)
     return LevelResult(
         concurrency=concurrency,
+        prompt_tokens=prompt_tokens,
         prefill_tps=prefill,
         generation_tps=raw.get("output_throughput"),
         peak_tps=raw.get("max_output_tokens_per_s"),
@@ -65,19 +68,30 @@ def gpu_description() -> str | None:
     return "; ".join(f"{line.split(',')[0]} (driver {line.split(',')[-1].strip()})" for line in lines) or None
 
 
-def build_run(*, stamp: str, serve: list[str], bench: dict[int, list[str]], levels: list[LevelResult], vllm_version: str,
-              image: str | None, flag_snapshot: str | None, input_len: int, output_len: int, complete: bool,
-              reason: str | None, notes: list[str]) -> BenchmarkRun:
+def provenance(plan: Plan, *, vllm_version: str, client_vllm_version: str | None, flag_snapshot: str | None,
+               image_id: str | None, done: list[str]) -> MeasuredProvenance:
+    """Where the figures come from: every server's command and host, the router, the client, the exact bench argv."""
+    head = plan.nodes[0]
+    nodes = [NodeCommand(role=n.role, host=n.host.name, command=n.argv) for n in plan.nodes] if len(plan.nodes) > 1 else []
+    return MeasuredProvenance(
+        method="measured", runner_version=runner.__version__, vllm_version=vllm_version, image=plan.image,
+        gpu=gpu_description() if head.host.is_local else None, host=platform.node() if head.host.is_local else head.host.name,
+        serve_command=head.argv, bench_commands=[plan.job(name).argv for name in done],
+        prefill_derivation=PREFILL_DERIVATION, flag_snapshot=flag_snapshot, topology=plan.kind, nodes=nodes,
+        router=plan.router.config if plan.router else None,
+        router_version=f"LiteLLM {LITELLM_VERSION}" if plan.router else None, image_id=image_id,
+        client=(f"vLLM's benchmark client inside {plan.image}" if plan.client == "image" else "vLLM's benchmark client in the host's Python"),
+        client_vllm_version=client_vllm_version,
+    )
+
+
+def build_run(*, stamp: str, provenance: MeasuredProvenance, levels: list[LevelResult], long_context: list[LevelResult],
+              input_len: int, output_len: int, complete: bool, reason: str | None, notes: list[str]) -> BenchmarkRun:
     """The run file's content."""
     recorded = dt.datetime.strptime(stamp, RUN_STAMP_FORMAT).replace(tzinfo=dt.timezone.utc)
-    provenance = MeasuredProvenance(
-        method="measured", runner_version=runner.__version__, vllm_version=vllm_version, image=image,
-        gpu=gpu_description(), host=platform.node(), serve_command=serve,
-        bench_commands=[bench[lv.concurrency] for lv in levels], prefill_derivation=PREFILL_DERIVATION,
-        flag_snapshot=flag_snapshot,
-    )
     return BenchmarkRun(recorded_at=recorded, provenance=provenance, input_len=input_len, output_len=output_len,
-                        runs_per_level=1, levels=sorted(levels, key=lambda lv: lv.concurrency), complete=complete,
+                        runs_per_level=1, levels=sorted(levels, key=lambda lv: lv.concurrency),
+                        long_context=sorted(long_context, key=lambda lv: lv.prompt_tokens or 0), complete=complete,
                         incomplete_reason=reason, notes=notes)
 
 

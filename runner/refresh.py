@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -11,45 +13,120 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from catalogue.atomic import write_text
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.errors import CatalogueError
 from catalogue.loading import Entry, load_catalogue
 from runner import server as srv
+from runner.containers import LABEL_RECIPE, image_id, remove_labelled
+from runner.dry_run import describe
+from runner.hosts import LOCAL, Host, parse_hosts
 from runner.lock import refresh_lock
-from runner.plan import Plan, describe, make_plan, snapshot_argv, with_results
-from runner.record import build_run, level_from_raw, write_run
+from runner.plan import Job, Plan, make_plan, router_yaml
+from runner.record import build_run, level_from_raw, provenance, write_run
+from runner.sweep import ClientFailed, Sweep
 
 
 @dataclass
 class Progress:
-    """What the sweep has finished so far."""
+    """What the refresh has finished so far, and what it learnt on the way."""
 
-    levels: dict[int, LevelResult] = field(default_factory=dict)
+    levels: dict[str, LevelResult] = field(default_factory=dict)
+    """Finished jobs by name: `c4`, `ctx5000`."""
     vllm_version: str = "unknown"
+    client_vllm_version: str | None = None
     snapshot: str | None = None
+    image_id: str | None = None
     notes: list[str] = field(default_factory=list)
 
+    def note(self, prefix: str, text: str) -> None:
+        """Replace the note that starts with `prefix` (a resumed run keeps one per level)."""
+        self.notes = [n for n in self.notes if not n.startswith(prefix)] + [text]
 
-_last_line = {"text": "", "at": 0.0}
+
+@dataclass
+class Running:
+    """Everything a refresh started, so that one place stops all of it, on every host."""
+
+    plan: Plan
+    nodes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    router: subprocess.Popen | None = None
+    client: subprocess.Popen | None = None
+    snapshot: subprocess.Popen | None = None
+
+    def node_exits(self) -> list[tuple[str, int]]:
+        """(description, exit code) of every server that has exited."""
+        out = []
+        for node in self.plan.nodes:
+            process = self.nodes.get(node.role)
+            if process is not None and process.poll() is not None:
+                out.append((f"{node.role} on host {node.host.name}", process.returncode))
+        return out
+
+    def check_alive(self, when: str) -> None:
+        """Fail naming the first server (or the router) that exited."""
+        for what, code in self.node_exits():
+            node = next(n for n in self.plan.nodes if what.startswith(n.role + " "))
+            raise srv.ServerFailed(f"{what} exited with code {code} {when}\n{srv.log_tail(self.plan.raw_dir / node.log_name)}")
+        if self.router is not None and self.router.poll() is not None:
+            raise srv.ServerFailed(f"router exited with code {self.router.returncode} {when}\n"
+                                   f"{srv.log_tail(self.plan.raw_dir / 'router.log')}")
+
+    def stop(self, *, wait_snapshot: bool) -> None:
+        """Client, router, every container with this run's label on every host, every process session."""
+        if self.client is not None:
+            if self.client.stdin:
+                self.client.stdin.close()
+            srv.stop_group(self.client, grace_s=3)
+        if self.router is not None:
+            srv.stop_group(self.router, grace_s=5)
+        if self.plan.image:
+            for host in {*self.plan.hosts, LOCAL}:
+                remove_labelled(host, self.plan.label)
+        for process in self.nodes.values():
+            srv.stop_group(process)
+        if self.snapshot is not None:
+            if wait_snapshot and self.snapshot.poll() is None:
+                try:
+                    self.snapshot.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    pass
+            srv.stop_group(self.snapshot, grace_s=1)
+            if self.plan.image:
+                remove_labelled(LOCAL, self.plan.label)
 
 
-def bar(done: int, total: int, label: str) -> None:
-    """A progress bar on stderr: redrawn in place on a terminal, a new line every 15 s or on change otherwise."""
-    filled = int(20 * done / max(total, 1))
-    text = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{total} levels {label}"
-    if sys.stderr.isatty():
-        print(f"\r{text}".ljust(72), end="", file=sys.stderr, flush=True)
-        return
-    key = text.split(" waiting")[0]
-    if key != _last_line["text"] or time.monotonic() - _last_line["at"] > 15:
-        print(text, file=sys.stderr, flush=True)
-        _last_line.update(text=key, at=time.monotonic())
+class Bar:
+    """A progress line on stderr: redrawn in place on a terminal, else a new line on change or every 15 s."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.last = ""
+        self.at = 0.0
+
+    def show(self, done: int, label: str) -> None:
+        filled = int(20 * done / max(self.total, 1))
+        text = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{self.total} levels {label}"
+        if sys.stderr.isatty():
+            print(f"\r{text}".ljust(72), end="", file=sys.stderr, flush=True)
+            return
+        key = text.split(" waiting")[0]
+        if key != self.last or time.monotonic() - self.at > 15:
+            print(text, file=sys.stderr, flush=True)
+            self.last, self.at = key, time.monotonic()
 
 
 def resumable(entry: Entry) -> BenchmarkRun | None:
     """The newest measured run that stopped early."""
     runs = [r for r in entry.runs if isinstance(r.provenance, MeasuredProvenance) and not r.complete]
     return max(runs, key=lambda r: r.recorded_at) if runs else None
+
+
+def finished_jobs(run: BenchmarkRun) -> dict[str, LevelResult]:
+    """A run's finished levels by job name."""
+    done = {f"c{lv.concurrency}": lv for lv in run.levels}
+    done.update({f"ctx{lv.prompt_tokens}": lv for lv in run.long_context if lv.prompt_tokens})
+    return done
 
 
 def server_version(base_url: str) -> str:
@@ -61,105 +138,100 @@ def server_version(base_url: str) -> str:
         return "unknown"
 
 
-def start_snapshot(plan: Plan) -> subprocess.Popen | None:
-    """Dump the flag snapshot of the server's own vLLM, beside the raw results, while the server boots."""
-    return subprocess.Popen(snapshot_argv(plan), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+def clear_stale(plan: Plan) -> None:
+    """Containers of this recipe left by a refresh that was killed outright: we hold the lock, so they are orphans."""
+    if not plan.image:
+        return
+    for host in {*plan.hosts, LOCAL}:
+        removed = remove_labelled(host, f"{LABEL_RECIPE}={plan.recipe_id}")
+        if removed:
+            print(f"removed {len(removed)} container(s) of an earlier refresh on host {host.name}", file=sys.stderr)
+
+
+def launch(plan: Plan, running: Running, key: str, todo: list[Job]) -> None:
+    """Start the flag snapshot, the benchmark client (it imports vLLM meanwhile) and every server."""
+    raw = plan.raw_dir
+    (raw / "jobs.json").write_text(json.dumps([{"name": job.name, "argv": job.argv} for job in todo]))
+    running.snapshot = srv.start(plan.snapshot_argv, {}, raw / "snapshot.log")
+    (raw / "events.jsonl").write_text("")
+    running.client = srv.start(plan.client_argv, {"OPENAI_API_KEY": key}, raw / "client.log", stdin=subprocess.PIPE)
+    for node in plan.nodes:
+        running.nodes[node.role] = srv.start(node.argv, node.env, raw / node.log_name)
+
+
+def wait_ready(plan: Plan, running: Running, bar: Bar, done: int) -> float:
+    """Seconds until every server runs and every API answers /health; fails naming the server that exited."""
+    started = time.monotonic()
+    urls = [f"{n.base_url}/health" for n in plan.nodes if n.base_url]
+    while True:
+        elapsed = time.monotonic() - started
+        running.check_alive("before it was healthy")
+        if all(srv.healthy(url) for url in urls):
+            return elapsed
+        if elapsed > plan.health_timeout_s:
+            raise srv.ServerFailed(f"{plan.api_node.role} on host {plan.api_node.host.name} not healthy after "
+                                   f"{plan.health_timeout_s} s\n{srv.log_tail(plan.raw_dir / plan.api_node.log_name)}")
+        bar.show(done, f"waiting for /health {elapsed:.0f} s")
+        time.sleep(0.5)
+
+
+def start_router(plan: Plan, running: Running, key: str, timeout_s: float = 120) -> float:
+    """Write the router's config beside the raw results, start LiteLLM, wait for its liveliness check."""
+    assert plan.router_argv is not None
+    write_text(plan.raw_dir / "router.yaml", router_yaml(plan))
+    argv = [litellm_command(), *plan.router_argv[1:]]
+    started = time.monotonic()
+    running.router = srv.start(argv, {"LITELLM_MASTER_KEY": key}, plan.raw_dir / "router.log")
+    while not srv.healthy(f"{plan.endpoint}/health/liveliness"):
+        running.check_alive("while the router started")
+        if time.monotonic() - started > timeout_s:
+            raise srv.ServerFailed(f"router not live after {timeout_s:.0f} s\n{srv.log_tail(plan.raw_dir / 'router.log')}")
+        time.sleep(0.3)
+    return time.monotonic() - started
+
+
+def litellm_command() -> str:
+    """The LiteLLM proxy: $CATALOGUE_LITELLM, else `litellm` on PATH or beside this Python."""
+    return os.environ.get("CATALOGUE_LITELLM") or srv.executable("litellm")
 
 
 def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: str | None) -> None:
-    """Write the run file with every level finished so far."""
+    """Write the run file with every job finished so far."""
     recipe = entry.recipe
-    image = None if plan.container is None else recipe.serving.image
-    run = build_run(stamp=plan.stamp, serve=plan.serve, bench=plan.bench, levels=list(progress.levels.values()),
-                    vllm_version=progress.vllm_version, image=image, flag_snapshot=progress.snapshot,
-                    input_len=recipe.sweep.input_len, output_len=recipe.sweep.output_len, complete=complete,
-                    reason=reason, notes=progress.notes)
+    done = [job.name for job in plan.jobs if job.name in progress.levels]
+    prov = provenance(plan, vllm_version=progress.vllm_version, client_vllm_version=progress.client_vllm_version,
+                      flag_snapshot=progress.snapshot, image_id=progress.image_id, done=done)
+    levels = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is None]
+    long_context = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is not None]
+    run = build_run(stamp=plan.stamp, provenance=prov, levels=levels, long_context=long_context,
+                    input_len=recipe.sweep.input_len, output_len=recipe.sweep.output_len, complete=complete, reason=reason,
+                    notes=progress.notes)
     write_run(run, plan.run_file)
-
-
-def start_client(plan: Plan, todo: list[int]) -> subprocess.Popen:
-    """Start vLLM's benchmark client for the remaining levels; it imports vLLM while the server boots."""
-    jobs, events, go = plan.raw_dir / "jobs.json", plan.raw_dir / "events.jsonl", plan.raw_dir / "go"
-    jobs.write_text(json.dumps([{"level": c, "argv": plan.bench[c]} for c in todo]))
-    events.write_text("")
-    go.unlink(missing_ok=True)
-    with open(plan.raw_dir / "client.log", "ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "runner.driver", str(jobs), str(events), str(go)], stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def sweep(plan: Plan, server: srv.Server, client: subprocess.Popen, progress: Progress, todo: list[int]) -> None:
-    """Let the client run; record each level as soon as it finishes; stop on any fault."""
-    events = plan.raw_dir / "events.jsonl"
-    (plan.raw_dir / "go").write_text("go\n")
-    seen = 0
-    while True:
-        exited = client.poll() is not None  # before reading: every event it wrote is then in this read
-        lines = events.read_text().splitlines()
-        for line in lines[seen:]:
-            event = json.loads(line)
-            if event["kind"] == "level":
-                try:
-                    _take_level(plan, progress, event)
-                except ClientFailed:
-                    _blame_server(server)
-                    raise
-                bar(len(progress.levels), len(plan.levels), f"c={event['level']} done")
-        seen = len(lines)
-        if server.exit_code() is not None:
-            raise srv.ServerFailed(f"server exited with code {server.exit_code()} during the sweep\n{srv.log_tail(server)}")
-        if exited:
-            if client.returncode != 0 or any(c not in progress.levels for c in todo):
-                raise ClientFailed(f"benchmark client exited with code {client.returncode}; see {plan.raw_dir / 'client.log'}")
-            return
-        time.sleep(0.2)
-
-
-def _blame_server(server: srv.Server, wait_s: float = 3.0) -> None:
-    """When requests fail because the server died, say so: the server's exit is the real cause."""
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if server.exit_code() is not None:
-            raise srv.ServerFailed(f"server exited with code {server.exit_code()} during the sweep\n{srv.log_tail(server)}")
-        time.sleep(0.1)
-
-
-class ClientFailed(Exception):
-    """`vllm bench serve` failed or reported failed requests."""
-
-
-def _take_level(plan: Plan, progress: Progress, event: dict) -> None:
-    """Record a finished level; a level with failed requests is not kept (its raw file stays)."""
-    level = event["level"]
-    if not event["ok"]:
-        raise ClientFailed(f"benchmark client failed at c={level}: {event['error']}")
-    raw = json.loads((plan.raw_dir / f"c{level}.json").read_text())
-    result = level_from_raw(raw, level, f"{plan.stamp}/c{level}.json")
-    if result.failed:
-        raise ClientFailed(f"c={level}: {result.failed} of {result.failed + (result.completed or 0)} requests failed")
-    progress.levels[level] = result
-    overhead = event["wall_s"] - (event.get("duration_s") or 0)
-    progress.notes = [n for n in progress.notes if not n.startswith(f"c={level}:")] + [
-        f"c={level}: {event['wall_s']:.2f} s wall, {overhead:.2f} s outside the benchmark window"]
 
 
 def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
     """Boot once, sweep what is left, stop everything, record; 0 only when the sweep completed."""
-    todo = [c for c in plan.levels if c not in progress.levels]
+    todo = [job for job in plan.jobs if job.name not in progress.levels]
     plan.raw_dir.mkdir(parents=True, exist_ok=True)
-    snapshot = start_snapshot(plan)
-    client = start_client(plan, todo)
-    server: srv.Server | None = None
+    bar = Bar(len(plan.jobs))
+    running = Running(plan)
+    key = "sk-" + secrets.token_hex(16)
     reason: str | None = None
     code = 1
     try:
-        server = srv.start(plan.serve, plan.env, plan.raw_dir / "server.log", plan.container)
-        took = srv.wait_healthy(server, plan.base_url, plan.health_timeout_s,
-                                lambda s: bar(len(progress.levels), len(plan.levels), f"waiting for /health {s:.0f} s"))
-        progress.vllm_version = server_version(plan.base_url)
-        progress.notes = [n for n in progress.notes if not n.startswith("server healthy")] + [f"server healthy after {took:.1f} s"]
-        bar(len(progress.levels), len(plan.levels), f"healthy after {took:.0f} s")
-        sweep(plan, server, client, progress, todo)
+        clear_stale(plan)
+        launch(plan, running, key, todo)
+        took = wait_ready(plan, running, bar, len(progress.levels))
+        progress.vllm_version = server_version(str(plan.api_node.base_url))
+        progress.note("server healthy", f"server healthy after {took:.1f} s")
+        if plan.image and plan.nodes[0].host.is_local:
+            progress.image_id = image_id(plan.nodes[0].host, plan.image)
+        if plan.router_argv is not None:
+            router_s = start_router(plan, running, key)
+            progress.note("router live", f"router live after {router_s:.1f} s")
+        bar.show(len(progress.levels), f"healthy after {took:.0f} s")
+        sweep = Sweep(plan, running, progress, bar)
+        sweep.run(todo)
         code = 0
     except (srv.ServerFailed, ClientFailed) as exc:
         reason = str(exc).splitlines()[0]
@@ -167,40 +239,44 @@ def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
     except KeyboardInterrupt:
         reason = "interrupted (Ctrl-C)"
         code = 130
-        print("\ninterrupted; stopping the server", file=sys.stderr)
+        print("\ninterrupted; stopping every server", file=sys.stderr)
     finally:
-        srv.stop_group(client, grace_s=3)
-        if server is not None:
-            srv.stop(server)
-        if snapshot is not None:
-            if snapshot.poll() is None and code == 0:
-                snapshot.wait(timeout=120)
-            srv.stop_group(snapshot, grace_s=1)
-            if (plan.raw_dir / "flags.json").exists():
-                progress.snapshot = f"{plan.stamp}/flags.json"
+        running.stop(wait_snapshot=code == 0)
+        if (plan.raw_dir / "flags.json").exists():
+            progress.snapshot = f"{plan.stamp}/flags.json"
     if progress.levels:
         save(plan, entry, progress, complete=code == 0, reason=reason)
-        print(f"\nwrote {plan.run_file} ({len(progress.levels)}/{len(plan.levels)} levels)", file=sys.stderr)
+        print(f"\nwrote {plan.run_file} ({len(progress.levels)}/{len(plan.jobs)} levels)", file=sys.stderr)
     return code
 
 
 def run_refresh(roots: list[Path], recipe_id: str, *, dry_run: bool = False, resume: bool = False, local: bool = False,
-                port: int | None = None) -> int:
+                port: int | None = None, hosts: str | None = None, hosts_file: Path | None = None,
+                client: str | None = None, router_port: int | None = None) -> int:
     """The `refresh` command."""
     entry = load_catalogue(roots, [recipe_id])[0]
-    needs_docker = entry.recipe.serving.image is not None and not local
-    plan = with_results(make_plan(entry, local=local or entry.recipe.serving.image is None, port=port))
+    host_list: list[Host] = parse_hosts(hosts, hosts_file)
+
+    def plan_for(stamp: str | None = None) -> Plan:
+        return make_plan(entry, hosts=host_list, local=local, port=port, stamp=stamp, client=client,
+                         router_port=router_port)
+
+    plan = plan_for()
     if dry_run:
         print(describe(plan))
         return 0
-    if needs_docker and shutil.which("docker") is None:
+    if plan.ray:
+        raise CatalogueError(entry.folder / "recipe.yaml", "serving.flags.distributed-executor-backend: ray is planned "
+                             "(see --dry-run) but the runner does not start Ray clusters yet; use vLLM's own multi-node "
+                             "launcher (the default)")
+    if plan.image and shutil.which("docker") is None:
         raise CatalogueError(entry.folder / "recipe.yaml", "serving.image needs docker, which is not installed (or pass --local)")
     with refresh_lock(entry.folder):
         progress = Progress()
         previous = resumable(entry) if resume else None
         if previous is not None:
-            plan = with_results(make_plan(entry, local=local or entry.recipe.serving.image is None, port=port, stamp=previous.stamp))
-            progress.levels = {lv.concurrency: lv for lv in previous.levels}
+            plan = plan_for(previous.stamp)
+            progress.levels = finished_jobs(previous)
             progress.notes = list(previous.notes)
             print(f"resuming run {previous.stamp}: {sorted(progress.levels)} done", file=sys.stderr)
         return execute(plan, entry, progress)

@@ -1,4 +1,4 @@
-"""Start the server in its own process group, wait for /health, stop it and everything it spawned."""
+"""Processes of a refresh: each started in its own session, health checks, and stopping a whole session."""
 
 from __future__ import annotations
 
@@ -10,37 +10,22 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 
 class ServerFailed(Exception):
-    """The server exited or never became healthy; the message ends with its log tail."""
+    """A server (or the router) exited or never became healthy; the message names it and ends with its log tail."""
 
 
-@dataclass
-class Server:
-    """A running server process (or `docker run` client) and its log."""
-
-    process: subprocess.Popen
-    log_path: Path
-    container: str | None = None
-
-    def exit_code(self) -> int | None:
-        return self.process.poll()
-
-
-def start(argv: list[str], env: dict[str, str], log_path: Path, container: str | None = None) -> Server:
-    """Launch `argv` in a new session so that stopping it can end its whole process group."""
+def start(argv: list[str], env: dict[str, str], log_path: Path, *, stdin: int | None = subprocess.DEVNULL) -> subprocess.Popen:
+    """Launch `argv` in a new session, so that stopping it can end everything it started."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen([executable(argv[0]), *argv[1:]], stdout=log, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL, env={**os.environ, **env}, start_new_session=True)
+        with open(log_path, "ab") as log:
+            return subprocess.Popen([executable(argv[0]), *argv[1:]], stdout=log, stderr=subprocess.STDOUT, stdin=stdin,
+                                    env={**os.environ, **env}, start_new_session=True)
     except OSError as exc:
         raise ServerFailed(f"cannot start {argv[0]}: {exc.strerror}") from None
-    return Server(process, log_path, container)
 
 
 def executable(name: str) -> str:
@@ -51,59 +36,39 @@ def executable(name: str) -> str:
     return str(beside) if beside.exists() else name
 
 
-def log_tail(server: Server, lines: int = 30) -> str:
-    """The last lines of the server log."""
+def log_tail(path: Path, lines: int = 30) -> str:
+    """The last lines of a log file."""
     try:
-        text = server.log_path.read_text(errors="replace")
+        text = path.read_text(errors="replace")
     except OSError:
         return ""
     return "\n".join(text.splitlines()[-lines:])
 
 
-def healthy(base_url: str) -> bool:
-    """True when GET /health answers 200."""
+def healthy(url: str) -> bool:
+    """True when GET `url` answers 200."""
     try:
-        with urllib.request.urlopen(f"{base_url}/health", timeout=2) as response:
+        with urllib.request.urlopen(url, timeout=2) as response:
             return response.status == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False
 
 
-def wait_healthy(server: Server, base_url: str, timeout_s: float, progress: Callable[[float], None] | None = None) -> float:
-    """Seconds until /health answered; raises ServerFailed on exit or timeout."""
-    start_time = time.monotonic()
-    while True:
-        elapsed = time.monotonic() - start_time
-        code = server.exit_code()
-        if code is not None:
-            raise ServerFailed(f"server exited with code {code} before it was healthy\n{log_tail(server)}")
-        if healthy(base_url):
-            return elapsed
-        if elapsed > timeout_s:
-            raise ServerFailed(f"server not healthy after {timeout_s:.0f} s\n{log_tail(server)}")
-        if progress:
-            progress(elapsed)
-        time.sleep(0.5)
-
-
 def stop_group(process: subprocess.Popen, grace_s: float = 10.0) -> None:
-    """SIGTERM the process group, then SIGKILL what is left; reap the leader."""
-    try:
-        pgid = os.getpgid(process.pid)
-    except ProcessLookupError:
-        pgid = None
+    """SIGTERM every process of the leader's session, then SIGKILL what is left; reap the leader.
+
+    The leader was started with its own session, so its pid names the session and the process group,
+    and both outlive it: a leader that died first still lets us find and end everything it started.
+    """
+    sid = process.pid
     for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-        if pgid is None:
-            break
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
+        if not _signal_session(sid, sig):
             break
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and _group_alive(pgid):
+        while time.monotonic() < deadline and session_members(sid):
             process.poll()
             time.sleep(0.1)
-        if not _group_alive(pgid):
+        if not session_members(sid):
             break
     try:
         process.wait(timeout=5)
@@ -111,37 +76,49 @@ def stop_group(process: subprocess.Popen, grace_s: float = 10.0) -> None:
         pass
 
 
-def _group_alive(pgid: int) -> bool:
+def _signal_session(sid: int, sig: signal.Signals) -> bool:
+    """Send `sig` to the process group `sid` and to every other member of session `sid`; False if none is left."""
+    members = session_members(sid)
+    try:
+        os.killpg(sid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in members:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return bool(members) or _group_exists(sid)
+
+
+def _group_exists(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # zombies still count for killpg(0); treat a group whose only members are zombies as gone
-    return any(_pgid_of(pid) == pgid and not _is_zombie(pid) for pid in _pids())
-
-
-def _pids() -> list[int]:
-    return [int(p) for p in os.listdir("/proc") if p.isdigit()] if sys.platform.startswith("linux") else []
-
-
-def _pgid_of(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
     except (ProcessLookupError, PermissionError):
-        return None
+        return False
+    return not sys.platform.startswith("linux")  # on Linux session_members is exact; elsewhere trust killpg
 
 
-def _is_zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
-    except (OSError, IndexError):
-        return True
+def session_members(sid: int) -> list[int]:
+    """Live (not zombie) processes whose session id is `sid` (Linux /proc; empty elsewhere)."""
+    found = []
+    for pid, stat in _proc_stats():
+        state, fields = stat[0], stat.split()
+        if state != "Z" and len(fields) > 4 and int(fields[4]) == sid:
+            found.append(pid)
+    return found
 
 
-def stop(server: Server) -> None:
-    """Stop the server: its whole process group, and its container when it runs in docker."""
-    if server.container:
-        subprocess.run(["docker", "rm", "-f", server.container], capture_output=True, check=False)
-    stop_group(server.process)
+def _proc_stats() -> list[tuple[int, str]]:
+    """(pid, the part of /proc/pid/stat after the command name) for every process."""
+    if not sys.platform.startswith("linux"):
+        return []
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            out.append((int(name), Path(f"/proc/{name}/stat").read_text().rsplit(") ", 1)[1]))
+        except (OSError, IndexError):
+            continue
+    return out

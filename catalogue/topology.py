@@ -1,0 +1,207 @@
+"""A recipe's launch on real nodes: one server, a multi-node cluster, or replicas behind a router.
+
+The page and the runner share this: the page lays a recipe out on placeholder nodes (`<head-ip>`),
+the runner on the hosts it was given. Every command is an argv list; rendering quotes it with shlex.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from catalogue.launch import flags_argv
+from catalogue.recipe import ClusterTopology, Recipe, ReplicasTopology
+
+DEFAULT_PORT = 8000
+MASTER_PORT = 29501
+"""`--master-port` of vLLM's multi-node launcher when the recipe sets none."""
+RAY_PORT = 6379
+ROUTER_PORT = 4000
+LITELLM_VERSION = "1.106.2"
+"""The LiteLLM proxy release the runner pins for replica topologies."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """A machine the launch runs on: a name for people, an address for the other nodes and the client."""
+
+    name: str
+    address: str
+
+
+@dataclass(frozen=True)
+class ServerLaunch:
+    """One `vllm serve` (or `ray start`) on one node."""
+
+    role: str
+    """What this server is, e.g. 'server', 'head (rank 0)', 'worker (rank 1)', 'replica 2'."""
+    node: Node
+    serve: list[str]
+    """The command inside the container (or the local process): `vllm serve ...` or `ray start ...`."""
+    port: int | None
+    """The OpenAI API port it answers on; None for a headless node."""
+    image: str | None
+    options: list[str] = field(default_factory=list)
+    """`docker run` options from the recipe."""
+    env: dict[str, str] = field(default_factory=dict)
+    exec_serve: list[str] | None = None
+    """With Ray: `vllm serve ...`, run with `docker exec` in this node's container once every node joined."""
+
+    @property
+    def base_url(self) -> str | None:
+        return None if self.port is None else f"http://{self.node.address}:{self.port}"
+
+    def docker_argv(self, options: list[str] | None = None) -> list[str]:
+        """`docker run [options] [-e K=V] image <serve>`; `options` replaces the recipe's."""
+        if self.image is None:
+            raise ValueError("this server has no image")
+        env = [w for key, value in self.env.items() for w in ("-e", f"{key}={value}")]
+        return ["docker", "run", *(self.options if options is None else options), *env, self.image, *self.serve]
+
+    def argv(self) -> list[str]:
+        """The full launch as a person runs it: docker when there is an image, else `env K=V <serve>`."""
+        if self.image is not None:
+            return self.docker_argv()
+        env = [f"{k}={v}" for k, v in self.env.items()]
+        return (["env", *env] if env else []) + self.serve
+
+
+@dataclass(frozen=True)
+class RouterLaunch:
+    """The LiteLLM proxy in front of replicas: its generated config and its command."""
+
+    config: dict[str, Any]
+    port: int
+    strategy: str
+
+    def argv(self, config_path: str = "litellm.yaml", host: str = "0.0.0.0") -> list[str]:
+        return ["litellm", "--config", config_path, "--host", host, "--port", str(self.port)]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Every server of a recipe on its nodes, the router if any, and the endpoint a client measures."""
+
+    kind: str
+    servers: list[ServerLaunch]
+    router: RouterLaunch | None
+    ray: bool = False
+
+    @property
+    def api_server(self) -> ServerLaunch:
+        """The server whose API the client (or the router) reaches first: the head or replica 1."""
+        return next(s for s in self.servers if s.port is not None)
+
+    def endpoint(self, router_address: str = "127.0.0.1") -> str:
+        """The base URL the benchmark client measures: the router's, else the API server's."""
+        if self.router is not None:
+            return f"http://{router_address}:{self.router.port}"
+        return str(self.api_server.base_url)
+
+
+def served_name(recipe: Recipe) -> str:
+    """The model name clients send: `served-model-name`, else the model argument."""
+    return str(recipe.serving.flags.get("served-model-name", recipe.model_arg))
+
+
+def placeholder_nodes(recipe: Recipe) -> list[Node]:
+    """Nodes for the page, whose addresses a reader fills in."""
+    topology = recipe.topology
+    if isinstance(topology, ClusterTopology):
+        return [Node("head", "<head-ip>")] + [Node(f"worker {i}", f"<worker-{i}-ip>") for i in range(1, topology.nodes)]
+    if isinstance(topology, ReplicasTopology):
+        return [Node(f"replica {i + 1}", f"<replica-{i + 1}-ip>") for i in range(topology.replicas)]
+    return [Node("server", "127.0.0.1")]
+
+
+def needs_nodes(recipe: Recipe) -> int:
+    """How many nodes the topology asks for."""
+    topology = recipe.topology
+    if isinstance(topology, ClusterTopology):
+        return topology.nodes
+    if isinstance(topology, ReplicasTopology):
+        return topology.replicas
+    return 1
+
+
+def layout(recipe: Recipe, nodes: list[Node], flags: dict[str, Any] | None = None) -> Layout:
+    """Lay the recipe out on `nodes` (one per cluster node or replica; extra replicas wrap round).
+
+    `flags` replaces the recipe's `vllm serve` flags (the runner pins a port, say); the order is kept.
+    """
+    flags = dict(recipe.serving.flags if flags is None else flags)
+    serving = recipe.serving
+    options = list(serving.container.options) if serving.container else []
+    if serving.container and serving.container.name:
+        options = ["--name", serving.container.name, *options]
+    base = ServerLaunch("server", nodes[0], [], int(flags.get("port", DEFAULT_PORT)), serving.image, options,
+                        dict(serving.env))
+    topology = recipe.topology
+    if isinstance(topology, ClusterTopology):
+        return _cluster(recipe, topology, nodes, flags, base)
+    if isinstance(topology, ReplicasTopology):
+        return _replicas(recipe, topology, nodes, flags, base)
+    return Layout("solo", [replace(base, serve=_serve(recipe, flags))], None)
+
+
+def _serve(recipe: Recipe, flags: dict[str, Any]) -> list[str]:
+    return ["vllm", "serve", recipe.model_arg, *flags_argv(flags)]
+
+
+def _cluster(recipe: Recipe, topology: ClusterTopology, nodes: list[Node], flags: dict[str, Any],
+             base: ServerLaunch) -> Layout:
+    if len(nodes) < topology.nodes:
+        raise ValueError(f"topology.nodes is {topology.nodes} but {len(nodes)} node(s) were given")
+    nodes = nodes[: topology.nodes]
+    head = nodes[0]
+    if flags.get("distributed-executor-backend") == "ray":
+        port = int(flags.pop("ray-port", RAY_PORT)) if "ray-port" in flags else RAY_PORT
+        servers = [replace(base, role="head (Ray head)", node=head,
+                           serve=["ray", "start", "--head", "--port", str(port), "--node-ip-address", head.address, "--block"],
+                           exec_serve=_serve(recipe, flags))]
+        servers += [replace(base, role=f"worker {i} (Ray worker)", node=node, port=None,
+                            serve=["ray", "start", "--address", f"{head.address}:{port}", "--node-ip-address", node.address,
+                                   "--block"])
+                    for i, node in enumerate(nodes[1:], start=1)]
+        return Layout("cluster", servers, None, ray=True)
+    master_port = int(flags.get("master-port", MASTER_PORT))
+    servers = []
+    for rank, node in enumerate(nodes):
+        node_flags = {key: value for key, value in flags.items() if key not in ("master-addr", "master-port", "nnodes", "node-rank")}
+        node_flags.update({"nnodes": topology.nodes, "node-rank": rank, "master-addr": head.address, "master-port": master_port})
+        if rank:
+            node_flags["headless"] = True
+        role = "head (rank 0)" if rank == 0 else f"worker (rank {rank}, headless)"
+        servers.append(replace(base, role=role, node=node, serve=_serve(recipe, node_flags), port=None if rank else base.port))
+    return Layout("cluster", servers, None)
+
+
+def _replicas(recipe: Recipe, topology: ReplicasTopology, nodes: list[Node], flags: dict[str, Any],
+              base: ServerLaunch) -> Layout:
+    servers = []
+    taken: set[tuple[str, int]] = set()
+    for i in range(topology.replicas):
+        node = nodes[i % len(nodes)]
+        port = base.port or DEFAULT_PORT
+        while (node.address, port) in taken:  # two replicas on one address need two ports
+            port += 1
+        taken.add((node.address, port))
+        replica_flags = {**flags, "port": port} if port != base.port or "port" in flags else flags
+        servers.append(replace(base, role=f"replica {i + 1}", node=node, port=port, serve=_serve(recipe, replica_flags)))
+    return Layout("replicas", servers, router_for(recipe, topology, servers))
+
+
+def router_for(recipe: Recipe, topology: ReplicasTopology, servers: list[ServerLaunch]) -> RouterLaunch:
+    """LiteLLM's proxy config: one deployment per replica under the served model name, the recipe's strategy."""
+    name = served_name(recipe)
+    model_list = [
+        {"model_name": name,
+         "litellm_params": {"model": f"hosted_vllm/{name}", "api_base": f"{server.base_url}/v1", "api_key": "none"}}
+        for server in servers
+    ]
+    config = {
+        "model_list": model_list,
+        "router_settings": {"routing_strategy": topology.routing_strategy},
+        "litellm_settings": {"drop_params": True},
+    }
+    return RouterLaunch(config, ROUTER_PORT, topology.routing_strategy)
