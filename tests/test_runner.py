@@ -21,8 +21,9 @@ from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.loading import load_entry
 from catalogue.site.pages import render_recipe
 from runner.lock import refresh_lock
-from runner.plan import make_plan, with_results
+from runner.plan import make_plan
 from runner.refresh import Progress, execute
+from runner.server import session_members
 
 REPO = Path(__file__).resolve().parents[1]
 needs_vllm = pytest.mark.skipif(installed_vllm_version() is None, reason="vLLM not installed; run through nox -s tests")
@@ -48,6 +49,17 @@ def ours_alive(marker: str) -> list[str]:
         if marker in cmd and state != "Z":
             found.append(cmd)
     return found
+
+
+def sessions_left(folder: Path) -> dict[int, list[int]]:
+    """Every process session the runner recorded under the recipe's runs that still has a live member."""
+    left: dict[int, list[int]] = {}
+    for sessions in (folder / "runs").glob("*/sessions.txt"):
+        for line in sessions.read_text().splitlines():
+            sid = int(line.split()[0])
+            if members := session_members(sid):
+                left[sid] = members
+    return left
 
 
 @pytest.fixture
@@ -100,7 +112,7 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
         found = list((folder / "runs").glob("*/events.jsonl")) if (folder / "runs").exists() else []
-        if found and '"level": 1' in found[0].read_text():
+        if found and '"name": "c1"' in found[0].read_text():
             events = found[0]
             break
         time.sleep(0.2)
@@ -115,14 +127,16 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     assert [lv.concurrency for lv in run.levels] == [1]
     first = (folder / "runs" / run.stamp / "c1.json").stat().st_mtime_ns
     assert ours_alive(str(port)) == []
+    sessions = (folder / "runs" / run.stamp / "sessions.txt").read_text().splitlines()
+    assert len(sessions) == 3 and sessions_left(folder) == {}  # snapshot, client, server: every session ended
 
     assert main(["--root", str(root), "refresh", "tiny-cpu", "--port", str(port), "--resume"]) == 0
     runs = load_entry(folder).runs
     assert len(runs) == 1 and runs[0].complete and [lv.concurrency for lv in runs[0].levels] == [1, 2, 4]
     assert (folder / "runs" / run.stamp / "c1.json").stat().st_mtime_ns == first
     jobs = json.loads((folder / "runs" / run.stamp / "jobs.json").read_text())
-    assert [job["level"] for job in jobs] == [2, 4]
-    assert ours_alive(str(port)) == []
+    assert [job["name"] for job in jobs] == ["c2", "c4"]
+    assert ours_alive(str(port)) == [] and sessions_left(folder) == {}
 
 
 def _is_server(pid: str, port: int) -> bool:
@@ -133,22 +147,28 @@ def _is_server(pid: str, port: int) -> bool:
     return b"serve" in cmd and str(port).encode() in cmd
 
 
+def with_server(plan, argv: list[str]):
+    """The plan with its one server's command replaced (fault injection)."""
+    return replace(plan, nodes=[replace(plan.nodes[0], argv=argv)])
+
+
 def fake_plan(folder: Path, mode: str, timeout: int = 300):
     entry = load_entry(folder)
     port = free_port()
-    plan = with_results(make_plan(entry, local=True, port=port))
-    plan = replace(plan, serve=[sys.executable, str(REPO / "tests" / "fake_server.py"), str(port), mode], health_timeout_s=timeout)
+    plan = make_plan(entry, local=True, port=port)
+    plan = replace(with_server(plan, [sys.executable, str(REPO / "tests" / "fake_server.py"), str(port), mode]),
+                   health_timeout_s=timeout)
     return entry, plan, port
 
 
 def test_server_that_exits_at_boot(tiny, capsys):
     root, folder = tiny
     entry = load_entry(folder)
-    plan = with_results(make_plan(entry, local=True, port=free_port()))
-    plan = replace(plan, serve=[sys.executable, "-c", "import sys; print('cannot load model'); sys.exit(3)"])
+    plan = with_server(make_plan(entry, local=True, port=free_port()),
+                       [sys.executable, "-c", "import sys; print('cannot load model'); sys.exit(3)"])
     assert execute(plan, entry, Progress()) == 1
     err = capsys.readouterr().err
-    assert "server exited with code 3 before it was healthy" in err and "cannot load model" in err
+    assert "server on host local exited with code 3 before it was healthy" in err and "cannot load model" in err
     assert not plan.run_file.exists()
     assert ours_alive(str(folder)) == []
 
@@ -157,7 +177,7 @@ def test_server_never_healthy(tiny, capsys):
     root, folder = tiny
     entry, plan, port = fake_plan(folder, "unhealthy", timeout=3)
     assert execute(plan, entry, Progress()) == 1
-    assert "server not healthy after 3 s" in capsys.readouterr().err
+    assert "server on host local not healthy after 3 s" in capsys.readouterr().err
     assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == []
 
 
@@ -176,9 +196,10 @@ def test_ctrl_c_stops_everything(tiny):
     entry, plan, port = fake_plan(folder, "unhealthy")
     script = (
         "import sys, dataclasses; from pathlib import Path; from runner.refresh import execute, Progress;"
-        "from runner.plan import make_plan, with_results; from catalogue.loading import load_entry;"
-        f"e = load_entry(Path({str(folder)!r})); p = with_results(make_plan(e, local=True, port={port}));"
-        f"p = dataclasses.replace(p, serve={plan.serve!r}); sys.exit(execute(p, e, Progress()))"
+        "from runner.plan import make_plan; from catalogue.loading import load_entry;"
+        f"e = load_entry(Path({str(folder)!r})); p = make_plan(e, local=True, port={port});"
+        f"p = dataclasses.replace(p, nodes=[dataclasses.replace(p.nodes[0], argv={plan.nodes[0].argv!r})]);"
+        "sys.exit(execute(p, e, Progress()))"
     )
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
@@ -189,7 +210,7 @@ def test_ctrl_c_stops_everything(tiny):
     out = proc.communicate(timeout=60)[0]
     assert proc.returncode == 130, out
     assert "interrupted" in out
-    assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == []
+    assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == [] and sessions_left(folder) == {}
 
 
 def test_one_refresh_per_recipe(tiny, capsys):
@@ -203,7 +224,9 @@ def test_one_refresh_per_recipe(tiny, capsys):
 def test_dry_run_prints_docker_serve_and_bench_commands(capsys):
     assert main(["--root", str(REPO / "recipes"), "refresh", "gptoss-120b", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "docker run \\\n  --name gptoss-120b" in out and "--runtime nvidia" in out
+    assert "docker run \\\n      --name catalogue-gptoss-120b" in out and "--runtime nvidia" in out
+    assert "dropped -d" in out and "dropped --restart unless-stopped" in out and "unless-stopped \\" not in out
     assert "vllm-node-mxfp4 vllm serve openai/gpt-oss-120b" in out and "--compilation-config" in out
-    assert out.count("vllm bench serve") == 11 and "--max-concurrency 256" in out
-    assert not list((REPO / "recipes" / "gptoss-120b" / "runs").glob("2026112*"))
+    assert out.count("vllm bench serve \\\n") == 11 and "--max-concurrency 256" in out
+    stamp = out.split(": run ", 1)[1].split()[0]
+    assert not (REPO / "recipes" / "gptoss-120b" / "runs" / f"{stamp}.json").exists()

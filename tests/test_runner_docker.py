@@ -1,0 +1,181 @@
+"""The runner on real topologies, against a real docker engine: a solo container, a two-node cluster with
+one node reached over `docker -H ssh://`, two replicas behind the LiteLLM proxy, and faults across hosts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from catalogue.cli import main
+from catalogue.loading import load_entry
+from catalogue.site.pages import render_recipe
+from tests.docker_support import docker_available, docker_env, free_port, labelled_containers, live_sessions, start_sshd
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = [pytest.mark.docker, pytest.mark.server]
+
+
+@pytest.fixture(scope="session")
+def engine():
+    """Debian's dockerd (started here unless one answers) with the vllm-cpu image; stopped if we started it."""
+    why = docker_available()
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    started_here = not docker_env.engine_answers()
+    docker_env.up()
+    yield
+    if started_here:
+        docker_env.stop_engine()
+
+
+@pytest.fixture(scope="session")
+def ssh_host(engine, tmp_path_factory):
+    """A second host: this machine's engine behind a loopback sshd, reached as ssh://root@127.0.0.1:<port>."""
+    gen = start_sshd(tmp_path_factory.mktemp("sshd"))
+    host = next(gen)
+    old_path = os.environ["PATH"]
+    os.environ["PATH"] = f"{host.bin_dir}:{old_path}"
+    yield host.url
+    os.environ["PATH"] = old_path
+    gen.close()
+
+
+def example(tmp_path: Path, name: str, **sweep) -> tuple[Path, Path]:
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples" / name, root / name, ignore=shutil.ignore_patterns("runs"))
+    if sweep:
+        path = root / name / "recipe.yaml"
+        data = yaml.safe_load(path.read_text())
+        data["sweep"].update(sweep)
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return root, root / name
+
+
+def assert_nothing_left(folder: Path, recipe_id: str) -> None:
+    """No container with our label on the engine, no live process in any session the runner started."""
+    assert labelled_containers(f"catalogue.recipe={recipe_id}") == []
+    for sessions in (folder / "runs").glob("*/sessions.txt"):
+        assert live_sessions(sessions) == {}, sessions.read_text()
+
+
+def check_figures(folder: Path, run) -> None:
+    """Every level's figures are the raw JSON's own numbers, and the page shows them."""
+    for level in [*run.levels, *run.long_context]:
+        raw = json.loads((folder / "runs" / level.raw[0]).read_text())
+        assert level.generation_tps == raw["output_throughput"] and level.completed == raw["completed"] > 0
+        assert level.failed == 0 and level.ttft_ms.p99 == raw["p99_ttft_ms"]
+
+
+def test_solo_container_with_the_client_inside_the_image(engine, tmp_path):
+    root, folder = example(tmp_path, "tiny-cpu-docker")
+    assert main(["--root", str(root), "refresh", "tiny-cpu-docker", "--port", str(free_port())]) == 0
+    entry = load_entry(folder)
+    run = entry.latest
+    assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
+    assert [(lv.concurrency, lv.prompt_tokens) for lv in run.long_context] == [(1, 256)]
+    prov = run.provenance
+    assert prov.image == "local/vllm-cpu:0.32.0" and prov.image_id.startswith("sha256:")
+    assert prov.vllm_version == "0.32.0" and prov.client_vllm_version == "0.32.0" and "inside" in prov.client
+    assert prov.serve_command[:2] == ["docker", "run"] and "--label" in prov.serve_command and "-d" not in prov.serve_command
+    check_figures(folder, run)
+    snapshot = json.loads((folder / "runs" / prov.flag_snapshot).read_text())  # taken inside the image
+    assert snapshot["image"] == "local/vllm-cpu:0.32.0" and snapshot["vllm_version"] == "0.32.0"
+    assert len(snapshot["options"]) > 300
+    page = render_recipe(entry).markdown()
+    assert "local/vllm-cpu:0.32.0" in page and "Measured by the catalogue runner" in page
+    assert_nothing_left(folder, "tiny-cpu-docker")
+
+
+def test_cluster_across_two_hosts_one_over_ssh(ssh_host, tmp_path):
+    root, folder = example(tmp_path, "tiny-cpu-cluster")
+    hosts = f"local,{ssh_host}"
+    assert main(["--root", str(root), "refresh", "tiny-cpu-cluster", "--hosts", hosts, "--port", str(free_port())]) == 0
+    run = load_entry(folder).latest
+    assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
+    prov = run.provenance
+    assert prov.topology == "cluster" and [n.host for n in prov.nodes] == ["local", "127.0.0.1"]
+    head, worker = (n.command for n in prov.nodes)
+    assert head[:2] == ["docker", "run"] and worker[:3] == ["docker", "-H", ssh_host]
+    for rank, command in enumerate((head, worker)):
+        assert command[command.index("--node-rank") + 1] == str(rank) and command[command.index("--nnodes") + 1] == "2"
+    assert "--headless" in worker and "--headless" not in head
+    check_figures(folder, run)
+    assert_nothing_left(folder, "tiny-cpu-cluster")
+
+
+def test_replicas_behind_the_litellm_router(ssh_host, tmp_path):
+    root, folder = example(tmp_path, "tiny-cpu-replicas")
+    port, router = free_port(), free_port()
+    assert main(["--root", str(root), "refresh", "tiny-cpu-replicas", "--hosts", f"local,{ssh_host}", "--port", str(port),
+                 "--router-port", str(router)]) == 0
+    run = load_entry(folder).latest
+    assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
+    prov = run.provenance
+    assert prov.topology == "replicas" and prov.router["router_settings"]["routing_strategy"] == "least-busy"
+    assert [m["litellm_params"]["api_base"] for m in prov.router["model_list"]] == [
+        f"http://127.0.0.1:{port}/v1", f"http://127.0.0.1:{port + 1}/v1"]  # one address: the second replica takes the next port
+    assert all(f"--base-url http://127.0.0.1:{router}" in " ".join(cmd) for cmd in prov.bench_commands)
+    raw = folder / "runs" / run.stamp
+    served = [(raw / f"server-replica-{i}.log").read_text().count("POST /v1/completions") for i in (1, 2)]
+    assert sum(served) >= 8 * 3 and min(served) > 0, served  # every request went through the router, to both replicas
+    check_figures(folder, run)
+    assert_nothing_left(folder, "tiny-cpu-replicas")
+
+
+def _wait_for(predicate, timeout_s: float, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"condition not met; refresh output:\n{proc.communicate()[0]}")
+        time.sleep(0.2)
+
+
+def test_worker_node_killed_mid_sweep_then_resume(ssh_host, tmp_path):
+    root, folder = example(tmp_path, "tiny-cpu-cluster", output_len=48, prompts_per_level=24, prompts_per_stream=6)
+    port = free_port()
+    argv = ["--root", str(root), "refresh", "tiny-cpu-cluster", "--hosts", f"local,{ssh_host}", "--port", str(port)]
+    proc = subprocess.Popen([sys.executable, "-m", "catalogue", *argv], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+    def first_level_done() -> bool:
+        events = list((folder / "runs").glob("*/events.jsonl")) if (folder / "runs").exists() else []
+        return bool(events) and '"name": "c1"' in events[0].read_text()
+
+    _wait_for(first_level_done, 400, proc)
+    subprocess.run(["docker", "kill", "catalogue-tiny-cpu-cluster-1"], check=True, capture_output=True)
+    out = proc.communicate(timeout=180)[0]
+    assert proc.returncode == 1, out
+    run = load_entry(folder).runs[-1]
+    assert not run.complete and "worker (rank 1, headless) on host 127.0.0.1 exited" in run.incomplete_reason
+    assert [lv.concurrency for lv in run.levels] == [1]
+    assert_nothing_left(folder, "tiny-cpu-cluster")
+
+    assert main([*argv, "--resume"]) == 0
+    runs = load_entry(folder).runs
+    assert len(runs) == 1 and runs[0].complete and [lv.concurrency for lv in runs[0].levels] == [1, 2, 4]
+    assert_nothing_left(folder, "tiny-cpu-cluster")
+
+
+def test_ctrl_c_during_boot_removes_every_container(engine, tmp_path):
+    root, folder = example(tmp_path, "tiny-cpu-docker")
+    proc = subprocess.Popen([sys.executable, "-m", "catalogue", "--root", str(root), "refresh", "tiny-cpu-docker",
+                             "--port", str(free_port())], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    _wait_for(lambda: len(labelled_containers("catalogue.recipe=tiny-cpu-docker")) >= 2, 120, proc)  # server + client
+    proc.send_signal(signal.SIGINT)
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 130, out
+    assert "interrupted" in out and not list((folder / "runs").glob("*.json"))  # nothing measured, nothing written
+    assert_nothing_left(folder, "tiny-cpu-docker")
