@@ -18,7 +18,8 @@ MASTER_PORT = 29501
 RAY_PORT = 6379
 ROUTER_PORT = 4000
 LITELLM_VERSION = "1.106.2"
-"""The LiteLLM proxy release the runner pins for replica topologies."""
+"""The LiteLLM proxy release the runner pins for replica topologies (1.106.3 and later need a certifi
+release that the package registry reachable here does not serve)."""
 
 
 @dataclass(frozen=True)
@@ -203,5 +204,6 @@ def router_for(recipe: Recipe, topology: ReplicasTopology, servers: list[ServerL
         "model_list": model_list,
         "router_settings": {"routing_strategy": topology.routing_strategy},
         "litellm_settings": {"drop_params": True},
+        "general_settings": {"master_key": "os.environ/LITELLM_MASTER_KEY"},  # LiteLLM refuses to start without one
     }
     return RouterLaunch(config, ROUTER_PORT, topology.routing_strategy)

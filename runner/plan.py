@@ -179,8 +179,6 @@ def _router(lay: Layout, stamp: str, entry: Entry, router_port: int | None) -> t
     router = lay.router
     if router_port is not None:
         router = RouterLaunch(router.config, router_port, router.strategy)
-    config = {**router.config, "general_settings": {"master_key": "os.environ/LITELLM_MASTER_KEY"}}
-    router = RouterLaunch(config, router.port, router.strategy)
     config_path = entry.folder / RUNS_DIR / stamp / "router.yaml"
     return router, router.argv(str(config_path), host="127.0.0.1"), f"http://127.0.0.1:{router.port}"
 

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from catalogue.flags.validate import Finding
 from catalogue.launch import launch_argv, split_command
@@ -42,11 +43,39 @@ def test_recipe_page_shows_every_seed_figure(entries):
     assert "107.1 tok/s" in page and "<strong>56 %</strong>" in page
 
 
+def launch_section_blocks(page: str) -> list[str]:
+    section = page.split('id="launch-command"', 1)[1].split('id="reproduce"', 1)[0]
+    return [html.unescape(b) for b in re.findall(r"<pre><code>(.*?)</code></pre>", section, re.DOTALL)]
+
+
 def test_launch_block_parses_back_to_the_recipe(entries):
-    for entry in entries.values():
-        page = render_recipe(entry).markdown()
-        block = re.search(r'id="launch-command".*?<pre><code>(.*?)</code></pre>', page, re.DOTALL).group(1)
-        assert split_command(html.unescape(block)) == launch_argv(entry.recipe)
+    solo = [e for e in entries.values() if e.recipe.topology.kind == "solo"]
+    assert len(solo) >= 3
+    for entry in solo:
+        blocks = launch_section_blocks(render_recipe(entry).markdown())
+        assert len(blocks) == 1 and split_command(blocks[0]) == launch_argv(entry.recipe)
+
+
+def test_cluster_page_shows_one_command_per_node(entries):
+    entry = entries["gptoss-120b-topology-cluster-tp2"]
+    blocks = [split_command(b) for b in launch_section_blocks(render_recipe(entry).markdown())]
+    assert len(blocks) == 2
+    for rank, argv in enumerate(blocks):
+        assert argv[:2] == ["docker", "run"] and argv[argv.index("--node-rank") + 1] == str(rank)
+        assert argv[argv.index("--nnodes") + 1] == "2" and argv[argv.index("--master-addr") + 1] == "<head-ip>"
+        assert ("--headless" in argv) == (rank == 1)
+        assert argv[argv.index("--tensor-parallel-size") + 1] == "2"
+
+
+def test_replica_page_shows_servers_router_config_and_router(entries):
+    entry = entries["gptoss-120b-topology-2x-shuffle"]
+    blocks = launch_section_blocks(render_recipe(entry).markdown())
+    assert len(blocks) == 4  # two replicas, the config, the router
+    config = yaml.safe_load(blocks[2])
+    assert config["router_settings"]["routing_strategy"] == "simple-shuffle"
+    assert [m["litellm_params"]["api_base"] for m in config["model_list"]] == [
+        "http://<replica-1-ip>:8000/v1", "http://<replica-2-ip>:8000/v1"]
+    assert split_command(blocks[3])[:3] == ["litellm", "--config", "litellm.yaml"]
 
 
 def test_hostile_strings_are_escaped(recipe_copy):

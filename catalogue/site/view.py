@@ -5,11 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+import yaml
+
 from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult
 from catalogue.flags.validate import Finding
-from catalogue.launch import bench_argv, launch_argv, serve_argv, shell_command
+from catalogue.launch import bench_argv, shell_command
 from catalogue.loading import Entry, getattr_metric
 from catalogue.recipe import ClusterTopology, Comparison, Recipe, ReplicasTopology
+from catalogue.topology import LITELLM_VERSION, layout, placeholder_nodes
 
 METRIC_LABELS = {
     "generation_tps": "Generation (tok/s)",
@@ -112,12 +115,41 @@ def provenance_line(run: BenchmarkRun) -> str:
     )
 
 
-def launch_text(recipe: Recipe) -> str:
-    """The copyable launch command; `vllm serve` starts its own line after the image."""
-    argv = launch_argv(recipe)
-    serve = serve_argv(recipe)
+def command_text(argv: list[str], serve: list[str]) -> str:
+    """A copyable command; the in-container command (`vllm serve ...`) starts its own line after the image."""
     head = argv[: len(argv) - len(serve)]
     return shell_command(head) + " \\\n  " + shell_command(serve) if head else shell_command(serve)
+
+
+@dataclass(frozen=True)
+class LaunchBlock:
+    """One copyable block of the launch section: a node's command, the router's config or its command."""
+
+    title: str | None
+    text: str
+    argv: list[str] | None
+    """What the text splits back to (None for the YAML config)."""
+
+
+def launch_blocks(recipe: Recipe) -> list[LaunchBlock]:
+    """Every command a reader runs, node by node (cluster) or replica by replica plus the router (replicas)."""
+    lay = layout(recipe, placeholder_nodes(recipe))
+    if lay.kind == "solo":
+        server = lay.servers[0]
+        return [LaunchBlock(None, command_text(server.argv(), server.serve), server.argv())]
+    blocks = []
+    for server in lay.servers:
+        blocks.append(LaunchBlock(f"{server.role}, on {server.node.address}", command_text(server.argv(), server.serve),
+                                  server.argv()))
+        if server.exec_serve:
+            exec_argv = ["docker", "exec", "<container>", *server.exec_serve]
+            blocks.append(LaunchBlock("then, once every node has joined, on the head", shell_command(exec_argv), exec_argv))
+    if lay.router is not None:
+        config = yaml.safe_dump(lay.router.config, sort_keys=False).rstrip()
+        blocks.append(LaunchBlock(f"router config, litellm.yaml (LiteLLM {LITELLM_VERSION})", config, None))
+        argv = lay.router.argv()
+        blocks.append(LaunchBlock("router, with LITELLM_MASTER_KEY set", shell_command(argv), argv))
+    return blocks
 
 
 def bench_text(recipe: Recipe, concurrency: int) -> str:
