@@ -63,15 +63,22 @@ def stop_engine() -> None:
     if not pid_file.exists():
         return
     pid = int(pid_file.read_text())
+    pid_file.unlink()
+    try:
+        if b"dockerd" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return  # that dockerd is gone and its pid belongs to another process now
+    except OSError:
+        return
     try:
         os.kill(pid, signal.SIGTERM)
         for _ in range(150):
             os.kill(pid, 0)
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].startswith("Z"):
+                return  # exited; our parent process reaps it
             time.sleep(0.1)
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, FileNotFoundError):
         pass
-    pid_file.unlink(missing_ok=True)
 
 
 def recipe_of(tag: str) -> str | None:
