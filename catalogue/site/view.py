@@ -109,10 +109,15 @@ def provenance_line(run: BenchmarkRun) -> str:
         return f"Imported from “{p.source_title}” ({p.source}; {when})" + (f"; {extra}" if extra else "") + "."
     gpu = p.gpu or "no GPU (CPU)"
     where = p.image or "local process"
-    return (
-        f"Measured by the catalogue runner {p.runner_version} on {run.recorded_at:%Y-%m-%d %H:%M} UTC: "
-        f"vLLM {p.vllm_version}, {where}, {gpu}, host {p.host}."
-    )
+    parts = [f"vLLM {p.vllm_version}", where, gpu, f"host {p.host}"]
+    if p.nodes:
+        parts.append("nodes: " + ", ".join(f"{n.role} on {n.host}" for n in p.nodes))
+    if p.router:
+        strategy = (p.router.get("router_settings") or {}).get("routing_strategy", "?")
+        parts.append(f"through {p.router_version or 'a router'} ({strategy})")
+    if p.client:
+        parts.append(p.client + (f" (vLLM {p.client_vllm_version})" if p.client_vllm_version else ""))
+    return f"Measured by the catalogue runner {p.runner_version} on {run.recorded_at:%Y-%m-%d %H:%M} UTC: {', '.join(parts)}."
 
 
 def command_text(argv: list[str], serve: list[str]) -> str:
