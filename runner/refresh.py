@@ -70,13 +70,12 @@ class Running:
         """Fail naming the first server (or the router) that exited."""
         for what, code in self.node_exits():
             node = next(n for n in self.plan.nodes if what.startswith(n.role + " "))
-            raise srv.ServerFailed(f"{what} exited with code {code} {when}\n{srv.log_tail(self.plan.raw_dir / node.log_name)}")
+            raise srv.failure(f"{what} exited with code {code} {when}", self.plan.raw_dir / node.log_name)
         if self.serve is not None and self.serve.poll() is not None:
-            raise srv.ServerFailed(f"vllm serve on the Ray head exited with code {self.serve.returncode} {when}\n"
-                                   f"{srv.log_tail(self.plan.raw_dir / ray_cluster.SERVE_LOG)}")
+            raise srv.failure(f"vllm serve on the Ray head exited with code {self.serve.returncode} {when}",
+                              self.plan.raw_dir / ray_cluster.SERVE_LOG)
         if self.router is not None and self.router.poll() is not None:
-            raise srv.ServerFailed(f"router exited with code {self.router.returncode} {when}\n"
-                                   f"{srv.log_tail(self.plan.raw_dir / 'router.log')}")
+            raise srv.failure(f"router exited with code {self.router.returncode} {when}", self.plan.raw_dir / "router.log")
 
     def stop(self, *, wait_snapshot: bool) -> None:
         """Client, router, every container with this run's label on every host, every process session."""

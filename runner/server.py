@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -50,6 +51,29 @@ def log_tail(path: Path, lines: int = 30) -> str:
     except OSError:
         return ""
     return "\n".join(text.splitlines()[-lines:])
+
+
+ERROR_LINE = re.compile(r"(?:^|\] )([A-Z]\w*(?:Error|Exception)): (.+)$")
+"""A traceback's last line, bare or behind vLLM's log prefix (`(EngineCore pid=1) ERROR ... [core.py:1] `)."""
+
+
+def first_error(path: Path) -> str | None:
+    """The first `SomethingError: message` in a log: usually the root cause, ahead of the wrappers that re-raise it."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        found = ERROR_LINE.search(line)
+        if found:
+            return f"{found.group(1)}: {found.group(2).strip()}"
+    return None
+
+
+def failure(what: str, log_path: Path) -> ServerFailed:
+    """`what`, its log's first error on the same line (the one a run file keeps), then the log's tail."""
+    cause = first_error(log_path)
+    return ServerFailed(f"{what}" + (f": {cause}" if cause else "") + f"\n{log_tail(log_path)}")
 
 
 def healthy(url: str) -> bool:
@@ -111,7 +135,7 @@ def session_members(sid: int) -> list[int]:
     found = []
     for pid, stat in _proc_stats():
         state, fields = stat[0], stat.split()
-        if state != "Z" and len(fields) > 4 and int(fields[4]) == sid:
+        if state != "Z" and len(fields) > 3 and int(fields[3]) == sid:  # state ppid pgrp session ...
             found.append(pid)
     return found
 

@@ -143,7 +143,7 @@ def _wait_for(predicate, timeout_s: float, proc: subprocess.Popen) -> None:
 
 
 def test_worker_node_killed_mid_sweep_then_resume(ssh_host, tmp_path):
-    root, folder = example(tmp_path, "tiny-cpu-cluster", output_len=48, prompts_per_level=24, prompts_per_stream=6)
+    root, folder = example(tmp_path, "tiny-cpu-cluster", output_len=64, prompts_per_level=64, prompts_per_stream=16)
     port = free_port()
     argv = ["--root", str(root), "refresh", "tiny-cpu-cluster", "--hosts", f"local,{ssh_host}", "--port", str(port)]
     proc = subprocess.Popen([sys.executable, "-m", "catalogue", *argv], cwd=REPO, stdout=subprocess.PIPE,
@@ -154,7 +154,10 @@ def test_worker_node_killed_mid_sweep_then_resume(ssh_host, tmp_path):
         return bool(events) and '"name": "c1"' in events[0].read_text()
 
     _wait_for(first_level_done, 400, proc)
-    subprocess.run(["docker", "kill", "catalogue-tiny-cpu-cluster-1"], check=True, capture_output=True)
+    killed = subprocess.run(["docker", "kill", "catalogue-tiny-cpu-cluster-1"], capture_output=True, text=True)
+    if killed.returncode != 0:
+        events = next((folder / "runs").glob("*/events.jsonl")).read_text()
+        pytest.fail(f"docker kill: {killed.stderr}\nevents:\n{events}\nrefresh:\n{proc.communicate(timeout=180)[0]}")
     out = proc.communicate(timeout=180)[0]
     assert proc.returncode == 1, out
     run = load_entry(folder).runs[-1]
@@ -179,3 +182,19 @@ def test_ctrl_c_during_boot_removes_every_container(engine, tmp_path):
     assert proc.returncode == 130, out
     assert "interrupted" in out and not list((folder / "runs").glob("*.json"))  # nothing measured, nothing written
     assert_nothing_left(folder, "tiny-cpu-docker")
+
+
+def test_ray_cluster_forms_across_hosts_then_vllm_cpu_refuses_ray(ssh_host, tmp_path, capsys):
+    """The Ray path for real up to vLLM's own refusal: vLLM's CPU platform names no Ray device, so `vllm serve`
+    exits with "does not support ray" once both Ray nodes have joined; the runner names that and leaves nothing."""
+    docker_env.build_ray_image()
+    root, folder = example(tmp_path, "tiny-cpu-cluster-ray")
+    assert main(["--root", str(root), "refresh", "tiny-cpu-cluster-ray", "--hosts", f"local,{ssh_host}",
+                 "--port", str(free_port())]) == 1
+    err = capsys.readouterr().err
+    assert "vllm serve on the Ray head exited with code" in err and "does not support ray" in err
+    raw = next((folder / "runs").iterdir())
+    # `vllm serve` starts only after `ray status` on the head counted both nodes
+    assert (raw / "server-vllm-serve.log").exists() and "Ray" in (raw / "server-head-ray-head.log").read_text()
+    assert not list((folder / "runs").glob("*.json"))  # no level finished, no run file
+    assert_nothing_left(folder, "tiny-cpu-cluster-ray")

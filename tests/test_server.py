@@ -1,0 +1,44 @@
+"""Process sessions: stopping ends everything a process started, even after the leader died first."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+from runner import server as srv
+
+
+def test_stop_group_ends_the_session_when_its_leader_died_first(tmp_path):
+    # the leader starts a child that outlives it, as vLLM's EngineCore and workers outlive the API server
+    leader = srv.start(["sh", "-c", f"sleep 300 & echo $! > {tmp_path}/child.pid; exit 0"], {}, tmp_path / "x.log")
+    leader.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "child.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.session_members(leader.pid), "the child should still run in the leader's session"
+    srv.stop_group(leader, grace_s=2)
+    assert srv.session_members(leader.pid) == []
+    assert (tmp_path / "sessions.txt").read_text().split()[0] == str(leader.pid)
+
+
+def test_a_child_that_left_the_process_group_is_still_found_by_its_session(tmp_path):
+    script = "import os, time; os.setpgid(0, 0); time.sleep(300)"
+    leader = srv.start(["sh", "-c", f"python3 -c '{script}' & exit 0"], {}, tmp_path / "x.log")
+    leader.wait(timeout=10)
+    time.sleep(1)
+    members = srv.session_members(leader.pid)
+    assert members and all(subprocess.run(["ps", "-o", "pgid=", "-p", str(p)], capture_output=True, text=True).stdout.strip()
+                           != str(leader.pid) for p in members)
+    srv.stop_group(leader, grace_s=2)
+    assert srv.session_members(leader.pid) == []
+
+
+def test_first_error_is_the_root_cause_not_a_warning_or_a_wrapper(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text(
+        "(APIServer pid=1) WARNING [system_utils.py:255] fd limit errors like `OSError: [Errno 24] Too many open files`\n"
+        "(EngineCore pid=2) ERROR 11-22 [core.py:1510] ValueError: current platform cpu does not support ray.\n"
+        "RuntimeError: Engine core initialization failed. See root cause above.\n")
+    assert srv.first_error(log) == "ValueError: current platform cpu does not support ray."
+    failed = srv.failure("head on host a exited with code 1", log)
+    assert str(failed).splitlines()[0] == "head on host a exited with code 1: ValueError: current platform cpu does not support ray."
