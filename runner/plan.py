@@ -97,6 +97,12 @@ class Plan:
         return list({node.host: None for node in self.nodes})
 
     @property
+    def router_model(self) -> str:
+        """The model name the router serves (every deployment shares it)."""
+        assert self.router is not None
+        return str(self.router.config["model_list"][0]["model_name"])
+
+    @property
     def api_node(self) -> NodeRun:
         return next(node for node in self.nodes if node.base_url)
 

@@ -192,7 +192,21 @@ def start_router(plan: Plan, running: Running, key: str, timeout_s: float = 120)
         if time.monotonic() - started > timeout_s:
             raise srv.ServerFailed(f"router not live after {timeout_s:.0f} s\n{srv.log_tail(plan.raw_dir / 'router.log')}")
         time.sleep(0.3)
+    warm_router(plan, key)
     return time.monotonic() - started
+
+
+def warm_router(plan: Plan, key: str) -> None:
+    """One one-token request per replica through the router, so its first connections are not in c=1's window."""
+    body = json.dumps({"model": plan.router_model, "prompt": "warm-up", "max_tokens": 1}).encode()
+    for _ in plan.nodes:
+        request = urllib.request.Request(f"{plan.endpoint}/v1/completions", data=body, method="POST", headers={
+            "Content-Type": "application/json", "Authorization": f"Bearer {key}"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                response.read()
+        except OSError as exc:
+            raise srv.failure(f"router did not answer a warm-up request ({exc})", plan.raw_dir / "router.log") from None
 
 
 def litellm_command() -> str:
