@@ -24,5 +24,6 @@ def run_validate(roots: list[Path], ids: list[str], snapshot: Path | None, check
             stream = sys.stderr if finding.level == "error" else sys.stdout
             print(finding, file=stream)
             errors += finding.level == "error"
-    print(f"{errors} error(s) in {sum(1 for f in findings.values() if any(x.level == 'error' for x in f))} recipe(s)")
+    failing = sum(1 for f in findings.values() if any(x.level == "error" for x in f))
+    print(f"validated {len(entries)} recipe(s): {errors} error(s)" + (f" in {failing} recipe(s)" if errors else ""))
     return 1 if errors else 0
