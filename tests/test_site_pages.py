@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from catalogue.flags.drift import DriftCell
 from catalogue.flags.validate import Finding
 from catalogue.launch import launch_argv, split_command
 from catalogue.loading import load_catalogue
@@ -21,7 +22,7 @@ from catalogue.site.view import Validation
 GOLDEN = Path(__file__).parent / "golden"
 FIXED = Validation("0.32.0", dt.date(2026, 11, 22), "test snapshot", [
     Finding("info", Path("recipes/gptoss-120b/recipe.yaml"), "mxfp4-layers", "not in vLLM 0.32.0; provided by vllm-node-mxfp4", "vLLM 0.32.0"),
-])
+], [DriftCell("0.31.0", False, ("--x-<b> renamed to --y",)), DriftCell("0.32.0", True), DriftCell("0.33.0", True)])
 
 
 @pytest.mark.parametrize("page", ["recipes/gptoss-120b.md", "compare/openai-gpt-oss-120b--dgx-spark.md", "index.md"])
@@ -41,6 +42,16 @@ def test_recipe_page_shows_every_seed_figure(entries):
         assert delta in page
     assert "verified 2026-05-06" in page and "flags validated against vLLM 0.32.0 on 2026-11-22" in page
     assert "107.1 tok/s" in page and "<strong>56 %</strong>" in page
+
+
+def test_drift_row_names_each_release_and_why_one_refuses(entries):
+    page = render_recipe(entries["gptoss-120b"], FIXED).markdown()
+    row = re.search(r'<p class="rc-drift">(.*?)</p>', page).group(1)
+    assert [html.unescape(t) for t in re.findall(r">(vLLM [^<]*)<", row)] == [
+        "vLLM 0.31 ✗ (--x-<b> renamed to --y)", "vLLM 0.32 ✓", "vLLM 0.33 ✓"]
+    assert "<b>" not in row
+    index = build_pages(list(entries.values()), {"gptoss-120b": FIXED})["index.md"].markdown()
+    assert 'data-vllm="0.32 0.33"' in index and '<option value="0.33">vLLM 0.33</option>' in index
 
 
 def launch_section_blocks(page: str) -> list[str]:

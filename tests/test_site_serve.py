@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -68,3 +69,20 @@ def test_rebuilds_prepare_only_changed_recipes(tmp_path, recipe_copy):
     assert rebuilds.prepared[folder][1] is not first and "(edited)" in build.pages["recipes/gptoss-120b.md"].title
     generate([root], checker, dt.date(2026, 11, 23), rebuilds)
     assert rebuilds.prepared[folder][1].validation.checked_on == dt.date(2026, 11, 23)
+
+
+def test_serve_sees_a_new_snapshot(tmp_path, repo, monkeypatch):
+    """The checkers a long-lived process keeps are made again when a release snapshot is added or changed."""
+    (tmp_path / "snapshots").mkdir()
+    for version in ("0.31.0", "0.32.0"):
+        shutil.copy(repo / "snapshots" / f"vllm-{version}.json", tmp_path / "snapshots")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CATALOGUE_FLAGS_SNAPSHOT", str(tmp_path / "snapshots" / "vllm-0.32.0.json"))
+    rebuilds = Rebuilds()
+    checker, releases, fresh = rebuilds.current_checkers()
+    assert fresh and [r.snapshot.vllm_version for r in releases] == ["0.31.0", "0.32.0"]
+    again, _, fresh = rebuilds.current_checkers()
+    assert not fresh and again is checker
+    shutil.copy(repo / "snapshots" / "vllm-0.33.0.json", tmp_path / "snapshots")
+    _, releases, fresh = rebuilds.current_checkers()
+    assert fresh and [r.snapshot.vllm_version for r in releases] == ["0.31.0", "0.32.0", "0.33.0"]

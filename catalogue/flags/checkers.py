@@ -108,7 +108,8 @@ class SnapshotChecker:
 
     @staticmethod
     def _add(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
-        if spec.action in ("store_true", "store_false", "boolean_optional", "count", "store_const"):
+        if spec.action in ("store_true", "store_false", "boolean_optional", "count", "store_const") or spec.nargs == 0:
+            # nargs 0: a flag taking no value, whatever its action class (vLLM 0.33's paired --enable-X/--disable-X)
             for i, spelling in enumerate(spec.spellings):
                 parser.add_argument(spelling, dest=f"{spec.dest}__{i}", action="store_true")
             return

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catalogue.flags.checkers import ArgvChecker
+from catalogue.flags.checkers import ArgvChecker, SnapshotChecker
+from catalogue.flags.drift import drift_row, release_checkers, release_snapshots
 from catalogue.flags.select import IMAGE_SNAPSHOT_DIR, upstream_checker, validate_entries
+from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.forking import split_map
 from catalogue.loading import Entry, load_entry, recipe_folders
 from catalogue.site.page import Page
@@ -51,13 +54,16 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def prepare(folders: Sequence[Path], checker: ArgvChecker, checked_on: dt.date) -> list[Prepared]:
-    """Load, validate and render the bodies of a batch of recipe folders."""
+def prepare(
+    folders: Sequence[Path], checker: ArgvChecker, checked_on: dt.date, releases: Sequence[SnapshotChecker] = ()
+) -> list[Prepared]:
+    """Load, validate (against `checker`, and each release for the drift row) and render a batch of recipe folders."""
     entries = [load_entry(folder) for folder in folders]
     findings = validate_entries(entries, checker)
     out = []
     for entry in entries:
-        validation = Validation(checker.snapshot.vllm_version, checked_on, checker.source, findings[entry.id])
+        drift = drift_row(entry, list(releases))
+        validation = Validation(checker.snapshot.vllm_version, checked_on, checker.source, findings[entry.id], drift)
         out.append(Prepared(entry, validation, None if validation.errors else recipe_body(entry, validation)))
     return out
 
@@ -68,6 +74,18 @@ class Rebuilds:
     by the signature of its files and of everything its check depends on."""
 
     prepared: dict[Path, tuple[tuple, Prepared]] = field(default_factory=dict)
+    checkers: tuple[tuple, ArgvChecker, list[SnapshotChecker]] | None = None
+    """The flag checkers and the signature of what they were made from."""
+
+    def current_checkers(self) -> tuple[ArgvChecker, list[SnapshotChecker], bool]:
+        """(upstream checker, release checkers, whether they were just made): made again when a snapshot
+        file, the installed vLLM or $CATALOGUE_FLAGS_SNAPSHOT changed since the last build."""
+        signature = (installed_vllm_version(), os.environ.get("CATALOGUE_FLAGS_SNAPSHOT"), _stats(release_snapshots()))
+        fresh = self.checkers is None or self.checkers[0] != signature
+        if fresh:
+            self.checkers = (signature, upstream_checker(), release_checkers())
+        assert self.checkers is not None
+        return self.checkers[1], self.checkers[2], fresh
 
     def reuse(self, folders: list[Path], context: tuple) -> tuple[dict[Path, Prepared], list[Path]]:
         """Prepared recipes whose signature is unchanged, and the folders that must be prepared again."""
@@ -90,7 +108,8 @@ def _file_stats(folder: Path) -> tuple:
 
 def _check_context(checker: ArgvChecker, checked_on: dt.date) -> tuple:
     """What every recipe's check depends on besides its own files: the checker, the day, image snapshots."""
-    return (checker.source, checker.snapshot.vllm_version, checked_on, _stats(sorted(IMAGE_SNAPSHOT_DIR.glob("*.json"))))
+    return (id(checker), checker.source, checker.snapshot.vllm_version, checked_on, _stats(sorted(IMAGE_SNAPSHOT_DIR.glob("*.json"))),
+            _stats(release_snapshots()))
 
 
 def _stats(paths: list[Path]) -> tuple:
@@ -106,20 +125,26 @@ def _stats(paths: list[Path]) -> tuple:
 
 
 def generate(
-    roots: list[Path], checker: ArgvChecker | None = None, today: dt.date | None = None, rebuilds: Rebuilds | None = None
+    roots: list[Path],
+    checker: ArgvChecker | None = None,
+    today: dt.date | None = None,
+    rebuilds: Rebuilds | None = None,
+    releases: Sequence[SnapshotChecker] | None = None,
 ) -> SiteBuild:
     """Every page; recipes whose flags have errors are left out and listed in `refused`.
 
     Large catalogues are prepared in two processes (see catalogue.forking); with `rebuilds`, only
-    recipes whose files changed since the last build are prepared again.
+    recipes whose files changed since the last build are prepared again. `releases`: the committed
+    release snapshots each recipe's drift row is checked against (all of them when not given).
     """
     checker = checker or upstream_checker()
+    releases = release_checkers() if releases is None else releases
     checked_on = today or dt.date.today()
     with gc_paused():
         folders = [folder for _, folder in sorted(recipe_folders(roots).items())]
         context = _check_context(checker, checked_on) if rebuilds else ()
         kept, stale = rebuilds.reuse(folders, context) if rebuilds else ({}, folders)
-        fresh = dict(zip(stale, split_map(lambda batch: prepare(batch, checker, checked_on), stale)))
+        fresh = dict(zip(stale, split_map(lambda batch: prepare(batch, checker, checked_on, releases), stale)))
         prepared = [kept.get(folder) or fresh[folder] for folder in folders]
         if rebuilds:
             rebuilds.remember(folders, prepared, context)

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 from catalogue.benchmark import LevelResult, MeasuredProvenance
+from catalogue.flags.drift import accepted_by
 from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
 from catalogue.loading import Entry
@@ -139,11 +140,12 @@ def render_recipe(entry: Entry, validation: view.Validation | None = None, compa
     return recipe_page(entry, validation, recipe_body(entry, validation), compared)
 
 
-def index_rows(entries: list[Entry]) -> list[dict[str, Any]]:
-    """One row per recipe with its headline figures."""
+def index_rows(entries: list[Entry], validations: dict[str, view.Validation] | None = None) -> list[dict[str, Any]]:
+    """One row per recipe with its headline figures and the vLLM releases that accept its flags."""
     rows = []
     for entry in entries:
         recipe, run = entry.recipe, entry.latest
+        validation = (validations or {}).get(entry.id)
         best = view.best_generation(run)
         single = run.level(1) if run else None
         rows.append(
@@ -159,6 +161,7 @@ def index_rows(entries: list[Entry]) -> list[dict[str, Any]]:
                 "best": best.generation_tps if best else None,
                 "best_c": best.concurrency if best else None,
                 "text": " ".join([recipe.title, recipe.model, *recipe.serving.flags]).lower(),
+                "vllm": " ".join(accepted_by(validation.drift)) if validation else "",
             }
         )
     return rows
@@ -173,10 +176,11 @@ INDEX_LEAD = (
 )
 
 
-def render_index(entries: list[Entry]) -> Page:
-    """The catalogue index: every recipe, sortable and filterable."""
-    rows = index_rows(entries)
+def render_index(entries: list[Entry], validations: dict[str, view.Validation] | None = None) -> Page:
+    """The catalogue index: every recipe, sortable and filterable (also by the vLLM releases that accept it)."""
+    rows = index_rows(entries, validations)
     options = {key: sorted({str(row[key]) for row in rows}) for key, _ in FILTERS}
+    options["vllm"] = sorted({v for row in rows for v in row["vllm"].split()}, key=version_key, reverse=True)
     lead = INDEX_LEAD.format(methodology=link(INDEX, METHODOLOGY), compare=link(INDEX, COMPARE_INDEX))
     body = render("index.html.j2", rows=rows, filters=FILTERS, options=options)
     title = "LLM inference recipes"
@@ -254,7 +258,7 @@ def page_jobs(
     published = [e for e in entries if e.recipe.publish]
     groups = view.comparable_groups(published)
     grouped = {e.id for members in groups.values() for e in members}
-    jobs: list[Callable[[], Page]] = [partial(render_index, published)]
+    jobs: list[Callable[[], Page]] = [partial(render_index, published, validations)]
     for e in entries:
         validation = validations.get(e.id)
         body = bodies.get(e.id) or recipe_body(e, validation)

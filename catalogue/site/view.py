@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult
+from catalogue.flags.drift import DriftCell
 from catalogue.flags.validate import Finding
 from catalogue.launch import bench_argv, shell_command
 from catalogue.loading import Entry, getattr_metric
@@ -40,6 +41,8 @@ class Validation:
     checked_on: dt.date
     source: str
     findings: list[Finding] = field(default_factory=list)
+    drift: list[DriftCell] = field(default_factory=list)
+    """The recipe checked against every committed vLLM release, oldest first."""
 
     @property
     def errors(self) -> list[Finding]:

@@ -36,7 +36,9 @@
           var key = input.getAttribute("data-filter"), want = input.value.trim().toLowerCase();
           if (!want) { return true; }
           var have = (row.getAttribute("data-" + key) || "").toLowerCase();
-          return key === "text" ? have.indexOf(want) !== -1 : have === want;
+          if (key === "text") { return have.indexOf(want) !== -1; }
+          if (input.getAttribute("data-match") === "word") { return have.split(" ").indexOf(want) !== -1; }
+          return have === want;
         });
         row.hidden = !visible;
         if (visible) { shown += 1; }
