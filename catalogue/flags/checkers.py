@@ -95,16 +95,33 @@ def _value_type(spec: OptionSpec) -> Callable[[str], Any]:
 
 
 class SnapshotChecker:
-    """An argparse parser rebuilt from a snapshot: spellings, types, choices, nargs; no cross checks."""
+    """An argparse parser rebuilt from a snapshot: spellings, types, choices, nargs; no cross checks.
+
+    argparse's cost grows with the options a parser has, and vLLM has ~300. A recipe names ~15, so each
+    set of names gets a parser of just the options that those names can reach (exactly, or as an
+    abbreviation): the same verdicts, several times faster, kept per name set on this checker.
+    """
 
     def __init__(self, snapshot: FlagSnapshot, label: str) -> None:
         self.snapshot = snapshot
         self.source = label
-        parser = _RaisingArgumentParser(add_help=False)
-        parser.add_argument("model_tag", nargs="?")
-        for spec in snapshot.options:
-            self._add(parser, spec)
-        self._parser = parser
+        self._parsers: dict[frozenset[str], argparse.ArgumentParser] = {}
+
+    def _parser_for(self, names: frozenset[str]) -> argparse.ArgumentParser:
+        parser = self._parsers.get(names)
+        if parser is None:
+            reachable: dict[str, OptionSpec] = {}
+            for name in names:
+                exact = self.snapshot.option(name)
+                candidates = [exact] if exact is not None else [
+                    o for o in self.snapshot.options if any(s.startswith(name) for s in o.spellings)]
+                reachable.update((o.dest + " ".join(o.spellings), o) for o in candidates)
+            parser = _RaisingArgumentParser(add_help=False)
+            parser.add_argument("model_tag", nargs="?")
+            for spec in reachable.values():
+                self._add(parser, spec)
+            self._parsers[names] = parser
+        return parser
 
     @staticmethod
     def _add(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
@@ -124,8 +141,9 @@ class SnapshotChecker:
 
     def parse(self, argv: list[str]) -> tuple[argparse.Namespace | None, str | None]:
         normalised = [_dashes(word) for word in argv]
+        names = frozenset(w.split("=", 1)[0] for w in normalised if w.startswith("-") and w[1:2].isalpha() or w.startswith("--"))
         try:
-            return self._parser.parse_args(normalised), None
+            return self._parser_for(names).parse_args(normalised), None
         except (argparse.ArgumentError, argparse.ArgumentTypeError) as exc:
             return None, str(exc)
 
