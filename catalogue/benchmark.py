@@ -7,7 +7,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveInt, model_validator
 
-from catalogue.recipe import Strict
+from catalogue.strict import Strict
+from catalogue.workload import Workload
 
 RUN_STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 
@@ -36,6 +37,7 @@ class LevelResult(Strict):
     itl_ms: Stats | None = Field(None, description="Inter-token latency.")
     tpot_ms: Stats | None = Field(None, description="Time per output token after the first.")
     e2e_ms: Stats | None = Field(None, description="Request latency end to end.")
+    duration_s: NonNegativeFloat | None = Field(None, description="Length of the benchmark window, seconds, when known.")
     completed: NonNegativeInt | None = Field(None, description="Requests that finished.")
     failed: NonNegativeInt | None = Field(None, description="Requests that failed.")
     stdev: NonNegativeFloat | None = Field(None, description="Standard deviation the source reports.")
@@ -95,9 +97,7 @@ class BenchmarkRun(Strict):
     recorded_at: dt.datetime = Field(description="UTC time the run was recorded (names the file).")
     label: str | None = Field(None, description="What distinguishes this run, e.g. 'before tuning'.")
     provenance: Provenance = Field(description="Imported from a source or measured by the runner.")
-    input_len: PositiveInt | None = Field(None, description="Prompt tokens per request, when known.")
-    output_len: PositiveInt | None = Field(None, description="Generated tokens per request, when known.")
-    runs_per_level: PositiveInt | None = Field(None, description="Repetitions per level, when known.")
+    workload: Workload | None = Field(None, description="What the client sent; null when the source does not say (compared with nothing).")
     levels: list[LevelResult] = Field(default_factory=list, description="Concurrency sweep results.")
     long_context: list[LevelResult] = Field(default_factory=list, description="Long-context results.")
     complete: bool = Field(True, description="False when the run stopped early.")

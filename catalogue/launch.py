@@ -6,6 +6,7 @@ import json
 import shlex
 from typing import Any
 
+from catalogue.workload import Workload
 from catalogue.recipe import FlagValue, Recipe
 
 
@@ -71,6 +72,14 @@ def prompts_for(recipe: Recipe, concurrency: int) -> int:
     """Requests at one level: enough for every stream to run several in a row."""
     sweep = recipe.sweep
     return max(sweep.prompts_per_level, concurrency * sweep.prompts_per_stream)
+
+
+def sweep_workload(recipe: Recipe, tool_version: str | None = None) -> Workload:
+    """The workload `bench_argv` sends, as the run file records it (the key comparisons group by)."""
+    sweep = recipe.sweep
+    return Workload(tool="vllm bench serve", tool_version=tool_version, dataset="random", input_len=sweep.input_len,
+                    output_len=sweep.output_len, prompts_per_level=f"max({sweep.prompts_per_level}, {sweep.prompts_per_stream} × concurrency)",
+                    repetitions=1)
 
 
 def bench_argv(recipe: Recipe, concurrency: int, base_url: str = "http://127.0.0.1:8000", input_len: int | None = None,

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from catalogue.benchmark import BenchmarkRun, LevelResult
 from catalogue.errors import CatalogueError, from_validation
+from catalogue.metrics import metric_value
 from catalogue.recipe import Comparison, Recipe
 
 RECIPE_FILE = "recipe.yaml"
@@ -42,21 +43,13 @@ class Entry:
         with_levels = [run for run in self.runs if run.levels]
         return max(with_levels, key=_run_order) if with_levels else None
 
-    def ours(self, comparison: Comparison) -> LevelResult | None:
-        """Our level at a comparison's concurrency, from the newest run that has the metric there."""
+    def ours(self, comparison: Comparison) -> tuple[BenchmarkRun, LevelResult] | None:
+        """Our run and level at a comparison's concurrency: the newest run that has the metric there."""
         for run in sorted(self.runs, key=_run_order, reverse=True):
             level = run.level(comparison.concurrency)
-            if level is not None and getattr_metric(level, comparison.metric) is not None:
-                return level
+            if level is not None and metric_value(level, comparison.metric) is not None:
+                return run, level
         return None
-
-
-def getattr_metric(level: LevelResult, metric: str) -> float | None:
-    """A metric of a level by its comparison name."""
-    if metric == "ttft_mean_ms":
-        return level.ttft_ms.mean if level.ttft_ms else None
-    value = getattr(level, metric)
-    return float(value) if value is not None else None
 
 
 def _run_order(run: BenchmarkRun) -> tuple[dt.date, dt.datetime]:

@@ -6,19 +6,16 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import Field, PositiveFloat, PositiveInt, model_validator
+
+from catalogue.strict import Strict
+from catalogue.workload import Workload
 
 FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 FlagValue = Union[bool, int, float, str, list[Any], dict[str, Any]]
 """A flag's value: `true` for a switch, a scalar, or a list/mapping rendered as JSON."""
-
-
-class Strict(BaseModel):
-    """Base for every file model: unknown keys are errors, values are immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Hardware(Strict):
@@ -127,6 +124,7 @@ class Comparison(Strict):
     concurrency: PositiveInt = Field(description="Concurrency level of their figure.")
     metric: Metric = Field("generation_tps", description="Which of our figures it compares with.")
     value: PositiveFloat = Field(description="Their figure.")
+    workload: Workload | None = Field(None, description="How they measured; null when not stated (then it is no like-for-like).")
 
 
 class Sweep(Strict):
@@ -137,7 +135,6 @@ class Sweep(Strict):
     output_len: PositiveInt = Field(description="Generated tokens per request.")
     prompts_per_level: PositiveInt = Field(description="Minimum requests per level.")
     prompts_per_stream: PositiveInt = Field(4, description="Requests per concurrent stream, for a steady state.")
-    runs: PositiveInt = Field(1, description="Repetitions of each level.")
     warmups: int = Field(0, ge=0, description="Warm-up requests before each level.")
     long_context: list[PositiveInt] = Field(default_factory=list, description="Prompt lengths of long-context levels.")
     health_timeout_s: PositiveInt = Field(1800, description="How long a cold boot may take before /health answers.")

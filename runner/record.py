@@ -12,7 +12,7 @@ from typing import Any
 
 import runner
 from catalogue.atomic import write_text
-from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, LevelResult, MeasuredProvenance, NodeCommand, Stats
+from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, LevelResult, MeasuredProvenance, NodeCommand, Stats, Workload
 from catalogue.topology import LITELLM_VERSION
 from runner.plan import Plan
 
@@ -52,6 +52,7 @@ def level_from_raw(raw: dict[str, Any], concurrency: int, raw_name: str, prompt_
         itl_ms=_stats(raw, "itl"),
         tpot_ms=_stats(raw, "tpot"),
         e2e_ms=_stats(raw, "e2el"),
+        duration_s=raw.get("duration"),
         completed=completed,
         failed=int(raw.get("failed", 0)),
         raw=[raw_name],
@@ -86,11 +87,11 @@ def provenance(plan: Plan, *, vllm_version: str, client_vllm_version: str | None
 
 
 def build_run(*, stamp: str, provenance: MeasuredProvenance, levels: list[LevelResult], long_context: list[LevelResult],
-              input_len: int, output_len: int, complete: bool, reason: str | None, notes: list[str]) -> BenchmarkRun:
+              workload: Workload, complete: bool, reason: str | None, notes: list[str]) -> BenchmarkRun:
     """The run file's content."""
     recorded = dt.datetime.strptime(stamp, RUN_STAMP_FORMAT).replace(tzinfo=dt.timezone.utc)
-    return BenchmarkRun(recorded_at=recorded, provenance=provenance, input_len=input_len, output_len=output_len,
-                        runs_per_level=1, levels=sorted(levels, key=lambda lv: lv.concurrency),
+    return BenchmarkRun(recorded_at=recorded, provenance=provenance, workload=workload,
+                        levels=sorted(levels, key=lambda lv: lv.concurrency),
                         long_context=sorted(long_context, key=lambda lv: lv.prompt_tokens or 0), complete=complete,
                         incomplete_reason=reason, notes=notes)
 

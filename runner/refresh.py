@@ -16,6 +16,7 @@ from pathlib import Path
 from catalogue.atomic import write_text
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.errors import CatalogueError
+from catalogue.launch import sweep_workload
 from catalogue.loading import Entry, load_catalogue
 from runner import ray_cluster
 from runner import server as srv
@@ -223,7 +224,7 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
     levels = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is None]
     long_context = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is not None]
     run = build_run(stamp=plan.stamp, provenance=prov, levels=levels, long_context=long_context,
-                    input_len=recipe.sweep.input_len, output_len=recipe.sweep.output_len, complete=complete, reason=reason,
+                    workload=sweep_workload(recipe, progress.client_vllm_version), complete=complete, reason=reason,
                     notes=progress.notes)
     write_run(run, plan.run_file)
 

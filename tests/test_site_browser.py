@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -93,21 +94,21 @@ def test_index_filters(open_page):
 
 def test_recipe_chart_has_one_point_per_level(open_page):
     page = open_page("recipes/gptoss-120b/")
-    chart = page.locator("svg.rc-chart").first
+    chart = page.locator("div.rc-chart").first
     assert chart.is_visible()
-    xs = chart.locator('g[data-series="Generation"] circle').evaluate_all("cs => cs.map(c => Number(c.dataset.x))")
+    xs = chart.locator('.rc-pts[data-series="Generation"] .rc-pt').evaluate_all("ps => ps.map(p => Number(p.dataset.x))")
     assert xs == [1, 2, 4, 5, 8, 10, 16, 32, 64, 128, 256]
-    peaks = chart.locator('g[data-series="Peak"] circle').evaluate_all("cs => cs.map(c => Number(c.dataset.y))")
+    peaks = chart.locator('.rc-pts[data-series="Peak"] .rc-pt').evaluate_all("ps => ps.map(p => Number(p.dataset.y))")
     assert peaks[-1] == 1024
-    diameter = chart.locator("g.rc-series circle").first.evaluate("c => c.getBoundingClientRect().width")
-    assert diameter > 1, "points are drawn (their radius comes from catalogue.css)"
+    box = chart.locator(".rc-pt").first.bounding_box()
+    assert box["width"] == box["height"] == 9, "points stay round when the plot stretches"
 
 
 def test_chart_point_shows_its_value_on_hover(open_page):
     page = open_page("recipes/gptoss-120b/")
-    page.locator('svg.rc-chart g[data-series="Generation"] circle').nth(10).hover()
+    page.locator('div.rc-chart .rc-pts[data-series="Generation"] .rc-pt').nth(10).hover()
     tip = page.locator(".rc-tip").first
-    assert tip.is_visible() and tip.text_content() == "Generation: 285.8 at c=256"
+    assert tip.is_visible() and tip.text_content() == "Generation: 286 tok/s at concurrency 256"
 
 
 def test_recipe_page_has_the_theme_and_a_table_of_contents(open_page):
@@ -138,7 +139,7 @@ def _luminance(rgb: str) -> float:
 def test_chart_text_readable_in_both_palettes(open_page, scheme):
     page = open_page("recipes/gptoss-120b/", scheme)
     assert page.get_attribute("body", "data-md-color-scheme") == ("slate" if scheme == "dark" else "default")
-    fill = page.eval_on_selector("svg.rc-chart text.rc-axis", "t => getComputedStyle(t).fill")
+    fill = page.eval_on_selector("div.rc-chart .rc-xtick", "t => getComputedStyle(t).color")
     background = page.eval_on_selector("body", "b => getComputedStyle(b).backgroundColor")
     light, dark = sorted([_luminance(fill), _luminance(background)], reverse=True)
     assert (light + 0.05) / (dark + 0.05) >= 4.5, (fill, background)
@@ -148,3 +149,69 @@ def test_comparison_page_renders(open_page):
     page = open_page("compare/openai-gpt-oss-120b--dgx-spark/")
     assert page.locator("table.rc-compare").count() >= 3
     assert page.locator("td.rc-best").count() > 0
+    assert page.locator("nav.md-nav--primary").first.is_hidden() and page.locator("nav.md-nav--secondary").first.is_hidden()
+
+
+def test_pareto_chart_has_every_point_and_its_frontier(open_page):
+    page = open_page("compare/openai-gpt-oss-120b--dgx-spark/")
+    chart = page.locator("div.rc-chart").first
+    assert "tok/s per user" in chart.locator(".rc-chart-title").text_content()
+    points = chart.locator(".rc-pt").evaluate_all("ps => ps.map(p => [Number(p.dataset.x), Number(p.dataset.y)])")
+    assert len(points) == 4 * 7  # four set-ups, seven levels each
+    from catalogue.site.charts import pareto_frontier
+
+    frontier = chart.locator("path.rc-frontier").get_attribute("d")
+    assert len(frontier.split("L")) == len(pareto_frontier([tuple(p) for p in points])) >= 2
+
+
+def test_legend_toggles_a_series(open_page):
+    page = open_page("compare/openai-gpt-oss-120b--dgx-spark/")
+    chart = page.locator("div.rc-chart").first
+    key, series = chart.locator("button.rc-key").first, chart.locator('.rc-pts[data-index="0"] .rc-pt').first
+    assert series.is_visible()
+    key.click()
+    assert key.get_attribute("aria-pressed") == "false" and series.is_hidden()
+    key.click()
+    assert key.get_attribute("aria-pressed") == "true" and series.is_visible()
+
+
+def test_stale_badge_says_by_how_much(open_page):
+    page = open_page("examples/tiny-cpu-docker/")
+    badge = page.locator(".rc-stale")
+    assert badge.is_visible() and badge.text_content() == "stale: measured with vLLM 0.32.0, 1 release behind 0.33.0"
+    drift = page.locator(".rc-drift").text_content()
+    assert all(f"vLLM 0.{v} ✓" in drift for v in (29, 30, 31, 32, 33))
+
+
+PAGES = ["", "compare/openai-gpt-oss-120b--dgx-spark/", "recipes/gptoss-120b/", "recipes/gptoss-120b-topology-cluster-tp2/",
+         "examples/tiny-cpu-docker/", "examples/tiny-cpu-replicas/"]
+ARTEFACTS = Path(os.environ.get("CATALOGUE_ARTEFACTS", Path(__file__).resolve().parents[1] / "artefacts")) / "screenshots"
+
+
+@pytest.mark.parametrize("width", [1400, 375])
+def test_layout_at_desktop_and_phone_width(browser, site, width):
+    """Charts fill the column (>= 600 px on a desktop), labels >= 12 px, nothing scrolls sideways; screenshots kept."""
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        for path in PAGES:
+            page.goto(f"{site}/{path}")
+            page.wait_for_load_state("networkidle")
+            name = (path.strip("/").replace("/", "__") or "index") + f"-{width}.png"
+            page.screenshot(path=str(ARTEFACTS / name), full_page=True)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, f"{path} scrolls sideways at {width} px"
+            column = page.eval_on_selector("article.md-content__inner", "a => a.getBoundingClientRect().width")
+            for chart in page.locator("div.rc-chart").all():
+                chart.scroll_into_view_if_needed()
+                plot = chart.locator("svg").bounding_box()["width"]
+                assert plot >= (600 if width >= 1400 else 0.7 * column), (path, plot, column)
+                sizes = chart.locator(".rc-xtick, .rc-ytick, .rc-key, .rc-chart-title").evaluate_all(
+                    "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
+                assert sizes and min(sizes) >= 12, (path, min(sizes))
+        if width >= 1400:
+            page.goto(f"{site}/")
+            table = page.locator("#rc-index").bounding_box()["width"]
+            assert table >= 0.75 * width, "the index uses the full width"
+    finally:
+        context.close()

@@ -105,11 +105,45 @@ def test_number_format():
     assert [fmt_num(v) for v in (None, 5115, 60.4, 1024.0, 33.73, 107.0588)] == ["—", "5,115", "60.4", "1,024", "33.73", "107.1"]
 
 
-def test_comparison_page_winner_column(entries):
+def test_comparison_page_compares_only_like_with_like(entries):
     page = build_pages(list(entries.values()))["compare/openai-gpt-oss-120b--dgx-spark.md"].body
-    decode = page.split('<h2 id="generation">')[1].split("<h2")[0]
-    row_c64 = next(line for line in decode.splitlines() if line.startswith("<tr><td>64</td>"))
-    assert row_c64.endswith("<td>topology-2x-shuffle (+20 %)</td></tr>")
-    ttft = page.split('<h2 id="ttft">')[1].split("<h2")[0]
-    row_c1 = next(line for line in ttft.splitlines() if line.startswith("<tr><td>1</td>"))
-    assert "topology-cluster-tp2" in row_c1.rsplit("<td>", 1)[1]
+    compared, apart = page.split('<h2 id="not-compared">')
+    assert compared.count('<h2 id="workload-') == 1 and "llama-benchy 0.3.5" in compared.split("</h2>")[0]
+    heads = re.findall(r"<th>([a-z0-9-]+)<br><small>(\d) nodes?</small></th>", compared)
+    assert sorted(set(heads)) == [("topology-2x-least-busy", "2"), ("topology-2x-shuffle", "2"), ("topology-cluster-tp2", "2"), ("topology-solo", "1")]
+    for recipe_id, reason in [("gptoss-120b", "does not say how it measured"), ("gptoss-120b-community-131k", "does not say how it measured"),
+                              ("gptoss-120b-ngc-2509", "names the tool (gpt_oss_benchmark.py) but not the prompts")]:
+        item = next(line for line in apart.splitlines() if f'recipes/{recipe_id}/"' in line)
+        assert reason in item
+        assert f"recipes/{recipe_id}/" not in compared
+
+
+def _table_rows(page: str, anchor: str) -> dict[int, str]:
+    section = page.split(f'<h3 id="{anchor}">')[1].split("<h3")[0]
+    return {int(m.group(1)): m.group(0) for m in re.finditer(r"<tr><td>(\d+)</td>.*?</tr>", section)}
+
+
+def test_throughput_winner_is_decided_per_node(entries):
+    page = build_pages(list(entries.values()))["compare/openai-gpt-oss-120b--dgx-spark.md"].body
+    generation = _table_rows(page, "workload-1-generation_tps")
+    # c64: shuffle's 567.9 tok/s on two nodes is 283.9 per node, below solo's 315.2 on one
+    assert "567.9<br><small>283.9 / node</small>" in generation[64]
+    assert generation[64].endswith("<td>topology-solo (+11 %)</td></tr>")
+    # c1: the two-node cluster's 69 tok/s is 34.5 per node
+    assert "69<br><small>34.5 / node</small>" in generation[1] and generation[1].endswith("<td>topology-solo (+67 %)</td></tr>")
+
+
+def test_latency_winner_only_among_the_same_node_count(entries):
+    page = build_pages(list(entries.values()))["compare/openai-gpt-oss-120b--dgx-spark.md"].body
+    ttft = _table_rows(page, "workload-1-ttft_mean_ms")
+    assert ttft[1].endswith("<td>2 nodes: topology-cluster-tp2 (-31 %)</td></tr>")  # 251 vs least-busy's 364 ms
+    assert ttft[64].endswith("<td>2 nodes: topology-2x-shuffle (-33 %)</td></tr>")  # 4,940 vs 7,360 ms
+    assert "1 node:" not in "".join(ttft.values())  # solo has no other one-node set-up to beat
+
+
+def test_published_comparison_says_when_workloads_differ(entries):
+    page = render_recipe(entries["gptoss-120b"], FIXED).markdown()
+    section = page.split('id="comparisons"')[1].split("<h2")[0]
+    arena = [line for line in section.splitlines() if "Spark Arena" in line]
+    assert len(arena) == 2 and all("not like for like" in line and "prompt 2,048 / output 128 tokens" in line for line in arena)
+    assert "same workload" not in section

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import Field
 
 from catalogue.atomic import write_text
-from catalogue.recipe import Strict
+from catalogue.strict import Strict
 
 SNAPSHOT_DIR = Path("snapshots")
 IMAGE_SNAPSHOT_DIR = SNAPSHOT_DIR / "images"

@@ -1,87 +1,162 @@
-"""Inline SVG line charts, drawn at build time; colours follow the page palette via CSS classes.
+"""Charts drawn at build time: lines and points in a stretchable SVG, every label in HTML.
 
-Each point carries its values in data-x / data-y; catalogue.js shows them on hover and focus.
+The SVG fills the figure's width at any screen size (`preserveAspectRatio="none"`, strokes that do
+not scale), while tick labels, axis titles and the
+legend are HTML at the page's own font size, so they stay readable on a phone and on a desktop.
+Points are HTML too (round at any stretch, focusable); each carries its reading in `data-tip`; catalogue.js shows it on hover and focus, and the
+legend's buttons show or hide a series.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 
-WIDTH, HEIGHT = 640, 300
-MAX_SERIES = 6
-"""Lines one chart can tell apart: one colour each (catalogue.css, light and dark)."""
-LEFT, RIGHT, TOP, BOTTOM = 64, 150, 20, 44
+BOX = 1000
+"""The SVG's coordinate space is BOX x BOX, stretched to the figure."""
+COLOURS = 6
+"""Colours one chart can tell apart; series beyond them repeat a colour with a dash pattern."""
 
 
 @dataclass(frozen=True)
 class Series:
-    """One line: a name and (x, y) points."""
+    """One line of points: a name, (x, y) points and, optionally, ± spread per point."""
 
     name: str
     points: list[tuple[float, float]]
+    spread: dict[float, float] = field(default_factory=dict)
+    """x -> ± of y (a standard deviation), drawn as an error bar."""
+    labels: dict[float, str] = field(default_factory=dict)
+    """x -> what the point is, e.g. 'c=8', when x is not itself the concurrency."""
 
 
-def _nice_max(value: float) -> float:
+@dataclass(frozen=True)
+class Axis:
+    """How one axis maps values: its title, and a log2 scale when values span powers of two."""
+
+    title: str
+    log2: bool = False
+
+
+def nice_max(value: float) -> float:
+    """The round number at or above `value` that the axis ends at."""
     if value <= 0:
         return 1.0
     power = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
+    for step in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if value <= step * power:
             return step * power
     return 10 * power
 
 
+def fmt(value: float) -> str:
+    """A tick or tip value: thousands separated, one decimal below 100."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}".rstrip("0").rstrip(".")
+
+
 def _n(value: float) -> str:
-    """A coordinate in whole units: a unit of the 640-wide view box is under half a pixel on screen."""
-    return str(round(value))
+    return str(round(value, 1)).removesuffix(".0")
 
 
-def _fmt(value: float) -> str:
-    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}".rstrip("0").rstrip(".")
+def pareto_frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Points no other point beats on both axes (more of x and more of y), by ascending x."""
+    best: list[tuple[float, float]] = []
+    for x, y in sorted(set(points), key=lambda p: (-p[0], -p[1])):
+        if not best or y > best[-1][1]:
+            best.append((x, y))
+    return sorted(best)
 
 
-def line_chart(title: str, y_label: str, series: list[Series], log_x: bool = True) -> str:
-    """An accessible SVG chart; x is concurrency (log2 scale when it spans powers of two)."""
+class _Scale:
+    """Values to BOX coordinates for one axis."""
+
+    def __init__(self, values: list[float], log2: bool, from_zero: bool) -> None:
+        self.log2 = log2 and min(values) > 0 and len(set(values)) > 1
+        if self.log2:
+            self.lo, self.hi = math.log2(min(values)), math.log2(max(values))
+        else:
+            self.lo, self.hi = (0.0 if from_zero else min(values)), nice_max(max(values))
+        self.span = (self.hi - self.lo) or 1.0
+
+    def __call__(self, value: float) -> float:
+        v = math.log2(value) if self.log2 else value
+        return (v - self.lo) / self.span * BOX
+
+    def ticks(self, values: list[float]) -> list[float]:
+        if self.log2:
+            return sorted(set(values))
+        return [self.lo + (self.hi - self.lo) * i / 4 for i in range(5)]
+
+
+def chart(title: str, x_axis: Axis, y_axis: Axis, series: list[Series], *, by_x: bool = True,
+          frontier: list[tuple[float, float]] | None = None) -> str:
+    """A figure: plot, tick labels, axis titles, legend. Empty when no series has a point.
+
+    Each series' points are joined by ascending x, or in the order given (`by_x=False`).
+    """
     series = [s for s in series if s.points]
     if not series:
         return ""
-    xs = sorted({x for s in series for x, _ in s.points})
-    y_max = _nice_max(max(y for s in series for _, y in s.points))
-    use_log = log_x and xs[0] > 0 and len(xs) > 1
+    xs = [x for s in series for x, _ in s.points]
+    ys = [y + s.spread.get(x, 0.0) for s in series for x, y in s.points]
+    sx, sy = _Scale(xs, x_axis.log2, from_zero=not x_axis.log2), _Scale(ys, False, from_zero=True)
 
-    def sx(x: float) -> float:
-        lo, hi = (math.log2(xs[0]), math.log2(xs[-1])) if use_log else (xs[0], xs[-1])
-        v = math.log2(x) if use_log else x
-        span = (hi - lo) or 1.0
-        return LEFT + (v - lo) / span * (WIDTH - LEFT - RIGHT)
+    def at(x: float, y: float) -> str:
+        return f"{_n(sx(x))} {_n(BOX - sy(y))}"
 
-    def sy(y: float) -> float:
-        return TOP + (1 - y / y_max) * (HEIGHT - TOP - BOTTOM)
-
-    width = WIDTH - RIGHT
-    grid = "".join(f"M{LEFT} {_n(sy(y_max * i / 4))}H{width}" for i in range(5))
-    y_ticks = "".join(f'<text x="{LEFT - 6}" y="{_n(sy(y_max * i / 4) + 4)}">{_fmt(y_max * i / 4)}</text>' for i in range(5))
-    x_ticks = "".join(f'<text x="{_n(sx(x))}" y="{HEIGHT - BOTTOM + 16}">{_fmt(x)}</text>' for x in xs)
-    parts = [
-        (
-            f'<svg class="rc-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-            f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
-        ),
-        f'<path class="rc-grid" d="{grid}"/>',
-        f'<g class="rc-axis" text-anchor="end">{y_ticks}</g>',
-        f'<g class="rc-axis" text-anchor="middle">{x_ticks}<text x="{_n((LEFT + width) / 2)}" y="{HEIGHT - 6}">concurrency</text></g>',
-        f'<text class="rc-axis" transform="translate(14 {_n((TOP + HEIGHT - BOTTOM) / 2)}) rotate(-90)" text-anchor="middle">{escape(y_label)}</text>',
-    ]
+    grid = "".join(f"M0 {_n(BOX - sy(t))}H{BOX}" for t in sy.ticks(ys))
+    parts = [f'<svg viewBox="0 0 {BOX} {BOX}" preserveAspectRatio="none" aria-hidden="true" focusable="false">',
+             f'<path class="rc-grid" d="{grid}"/>']
+    if frontier and len(frontier) > 1:
+        parts.append(f'<path class="rc-frontier" d="M{"L".join(at(x, y) for x, y in frontier)}"/>')
+    marks = []
     for n, s in enumerate(series):
-        points = sorted(s.points)
-        path = "L".join(f"{_n(sx(x))} {_n(sy(y))}" for x, y in points)
-        circles = "".join(f'<circle cx="{_n(sx(x))}" cy="{_n(sy(y))}" data-x="{x:g}" data-y="{y:g}"/>' for x, y in points)
-        ly = TOP + 14 + n * 18
-        parts.append(
-            f'<g class="rc-series rc-s{n % 6}" data-series="{escape(s.name)}"><path d="M{path}"/>{circles}'
-            f'<path d="M{width + 12} {ly - 4}h18"/><text class="rc-legend" x="{width + 36}" y="{ly}">{escape(s.name[:20])}</text></g>'
-        )
+        points = sorted(s.points) if by_x else list(s.points)
+        kind = f"rc-s{n % COLOURS} rc-d{min(n // COLOURS, 3)}"
+        body = []
+        if len(points) > 1:
+            body.append(f'<path class="rc-line" d="M{"L".join(at(x, y) for x, y in points)}"/>')
+        for x, y in points:
+            if s.spread.get(x):
+                d = s.spread[x]
+                body.append(f'<path class="rc-err" d="M{at(x, max(y - d, 0))}L{at(x, y + d)}"/>')
+        parts.append(f'<g class="rc-series {kind}" data-index="{n}" data-series="{escape(s.name)}">{"".join(body)}</g>')
+        dots = []
+        for x, y in points:
+            what = s.labels.get(x, f"{x_axis.title} {fmt(x)}")
+            spread = f" ± {fmt(s.spread[x])}" if s.spread.get(x) else ""
+            tip = f"{s.name}: {fmt(y)}{spread} {y_axis.title} at {what}"
+            dots.append(f'<span class="rc-pt" style="left:{_n(sx(x) / 10)}%;bottom:{_n(sy(y) / 10)}%" data-x="{x:g}" '
+                        f'data-y="{y:g}" data-tip="{escape(tip)}"></span>')
+        marks.append(f'<div class="rc-pts {kind}" data-index="{n}" data-series="{escape(s.name)}">{"".join(dots)}</div>')
     parts.append("</svg>")
-    return "".join(parts)
+    parts.extend(marks)
+    y_ticks = "".join(f'<span class="rc-ytick" style="bottom:{_n(sy(t) / 10)}%">{fmt(t)}</span>' for t in sy.ticks(ys))
+    x_ticks = "".join(f'<span class="rc-xtick" style="left:{_n(sx(t) / 10)}%">{fmt(t)}</span>' for t in sx.ticks(xs))
+    legend = "".join(
+        f'<button type="button" class="rc-key" data-index="{n}" aria-pressed="true">'
+        f'<i class="rc-swatch rc-s{n % COLOURS} rc-d{min(n // COLOURS, 3)}"></i>{escape(s.name)}</button>'
+        for n, s in enumerate(series)
+    )
+    if frontier and len(frontier) > 1:
+        legend += '<span class="rc-key rc-key-frontier"><i class="rc-swatch rc-frontier-swatch"></i>frontier</span>'
+    return (
+        f'<div class="rc-chart" role="figure" aria-label="{escape(title)}">'
+        f'<p class="rc-chart-title">{escape(title)}</p><p class="rc-ytitle">{escape(y_axis.title)}</p>'
+        f'<div class="rc-plot">{"".join(parts)}{y_ticks}{x_ticks}</div>'
+        f'<p class="rc-xtitle">{escape(x_axis.title)}</p><div class="rc-legend">{legend}</div></div>'
+    )
+
+
+def line_chart(title: str, y_title: str, series: list[Series]) -> str:
+    """A figure against concurrency (log2 scale when it spans powers of two)."""
+    return chart(title, Axis("concurrency", log2=True), Axis(y_title), series)
+
+
+def pareto_chart(title: str, series: list[Series], x_title: str = "output tok/s per node",
+                 y_title: str = "tok/s per user") -> str:
+    """Interactivity against throughput, one point per concurrency (joined in the order given: by concurrency),
+    with the frontier over every series."""
+    frontier = pareto_frontier([p for s in series for p in s.points])
+    return chart(title, Axis(x_title), Axis(y_title), series, by_x=False, frontier=frontier)

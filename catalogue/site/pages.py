@@ -14,36 +14,15 @@ from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
 from catalogue.loading import Entry
 from catalogue.site import view
-from catalogue.site.charts import MAX_SERIES, Series, line_chart
+from catalogue.metrics import BY_NAME, METRICS, Metric
+from catalogue.site.charts import Series, line_chart, pareto_chart
+from catalogue.site.compare import Group, Member, compare, node_count, pareto_points
 from catalogue.site.page import Page
 from catalogue.site.prose import paragraphs
 from catalogue.site.templating import render
 from catalogue.site.urls import link
 
 INDEX, COMPARE_INDEX, METHODOLOGY = "index.md", "compare/index.md", "methodology.md"
-
-
-@dataclass(frozen=True)
-class Column:
-    """A performance-table column: header and how to read a level."""
-
-    label: str
-    get: Callable[[LevelResult], Any]
-
-
-COLUMNS = [
-    Column("Prefill (tok/s)", lambda lv: lv.prefill_tps),
-    Column("Generation (tok/s)", lambda lv: lv.generation_tps),
-    Column("Peak (tok/s)", lambda lv: lv.peak_tps),
-    Column("Total (tok/s)", lambda lv: lv.total_tps),
-    Column("TTFT mean (ms)", lambda lv: lv.ttft_ms.mean if lv.ttft_ms else None),
-    Column("TTFT p99 (ms)", lambda lv: lv.ttft_ms.p99 if lv.ttft_ms else None),
-    Column("ITL mean (ms)", lambda lv: lv.itl_ms.mean if lv.itl_ms else None),
-    Column("E2E mean (ms)", lambda lv: lv.e2e_ms.mean if lv.e2e_ms else None),
-    Column("Completed", lambda lv: lv.completed),
-    Column("Failed", lambda lv: lv.failed),
-    Column("Stdev", lambda lv: lv.stdev),
-]
 
 
 def recipe_path(entry: Entry) -> str:
@@ -56,23 +35,38 @@ def compare_path(model: str, platform: str) -> str:
     return f"compare/{view.group_slug(model, platform)}.md"
 
 
-def _columns(levels: list[LevelResult]) -> list[Column]:
-    return [col for col in COLUMNS if any(col.get(lv) is not None for lv in levels)]
+def _columns(levels: list[LevelResult]) -> list[Metric]:
+    return [m for m in METRICS if any(m.get(lv) is not None for lv in levels)]
 
 
-def _points(levels: list[LevelResult], get: Callable[[LevelResult], Any]) -> list[tuple[float, float]]:
-    return [(lv.concurrency, float(v)) for lv in levels if (v := get(lv)) is not None]
+def _points(levels: list[LevelResult], get: Callable[[LevelResult], Any], scale: float = 1.0) -> list[tuple[float, float]]:
+    return [(lv.concurrency, float(v) / scale) for lv in levels if (v := get(lv)) is not None]
+
+
+def _series(levels: list[LevelResult], names: list[str]) -> list[Series]:
+    return [Series(BY_NAME[n].label, _points(levels, BY_NAME[n].get)) for n in names]
+
+
+def _pareto_series(name: str, points: list[tuple[float, float]], levels: list[LevelResult]) -> Series:
+    concurrencies = [lv.concurrency for lv in sorted(levels, key=lambda lv: lv.concurrency) if lv.generation_tps]
+    return Series(name, points, labels={x: f"c={c}" for (x, _), c in zip(points, concurrencies)})
 
 
 def recipe_charts(entry: Entry) -> list[str]:
-    """Throughput and TTFT against concurrency for the newest run."""
+    """Throughput and TTFT against concurrency, and interactivity against throughput, for the newest run."""
     run = entry.latest
     if run is None or len(run.levels) < 2:
         return []
-    throughput = [Series(col.label.split(" (")[0], _points(run.levels, col.get)) for col in COLUMNS[1:4]]
-    latency = [Series(col.label.split(" (")[0], _points(run.levels, col.get)) for col in COLUMNS[4:6]]
-    charts = [line_chart(f"{entry.recipe.title}: throughput against concurrency", "tok/s", throughput)]
-    charts.append(line_chart(f"{entry.recipe.title}: time to first token against concurrency", "ms", latency))
+    title = entry.recipe.title
+    ttft = [Series("TTFT mean", _points(run.levels, BY_NAME["ttft_mean_ms"].get),
+                   spread={lv.concurrency: lv.ttft_ms.std for lv in run.levels if lv.ttft_ms and lv.ttft_ms.std})]
+    member = Member(entry, entry.id, node_count(entry.recipe))
+    charts = [
+        line_chart(f"{title}: throughput against concurrency", "tok/s", _series(run.levels, ["generation_tps", "peak_tps", "total_tps"])),
+        line_chart(f"{title}: time to first token against concurrency (± stdev over requests)", "ms", ttft),
+        pareto_chart(f"{title}: tok/s per user against output tok/s per node", [
+            _pareto_series(f"{member.nodes} node(s)" if member.nodes > 1 else "this recipe", pareto_points(member), run.levels)]),
+    ]
     return [c for c in charts if c]
 
 
@@ -81,15 +75,23 @@ def history_chart(entry: Entry) -> str:
     runs = [run for run in entry.runs if len(run.levels) > 1]
     if len(runs) < 2:
         return ""
-    series = [Series(run.label or run.stamp, _points(run.levels, lambda lv: lv.generation_tps)) for run in runs]
+    series = [Series(run.label or run.stamp, _points(run.levels, BY_NAME["generation_tps"].get)) for run in runs]
     return line_chart(f"{entry.recipe.title}: generation across runs", "tok/s", series)
 
 
-def _is_stale(entry: Entry, validation: view.Validation | None) -> bool:
+def staleness(entry: Entry, validation: view.Validation | None) -> str | None:
+    """'measured with vLLM 0.32.0, 1 release behind 0.33.0' when the newest measured run used an older vLLM
+    than the newest one the catalogue knows (the checker's, or the newest committed release snapshot)."""
     run = entry.latest
     if validation is None or run is None or not isinstance(run.provenance, MeasuredProvenance):
-        return False
-    return version_key(validation.vllm_version) > version_key(run.provenance.vllm_version)
+        return None
+    used = version_key(run.provenance.vllm_version)
+    known = {validation.vllm_version, *(cell.version for cell in validation.drift)}
+    newer = sorted((v for v in known if version_key(v) > used), key=version_key)
+    if not newer:
+        return None
+    count = len(newer)
+    return f"measured with vLLM {run.provenance.vllm_version}, {count} release{'s' if count > 1 else ''} behind {newer[-1]}"
 
 
 def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
@@ -104,9 +106,9 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         runs=entry.runs,
         columns=_columns(entry.latest.levels) if entry.latest else [],
         charts=recipe_charts(entry),
+        withheld=view.withheld_peaks(entry.latest) if entry.latest else [],
         history_chart=history_chart(entry),
         comparisons=view.comparison_rows(entry),
-        metric_labels=view.METRIC_LABELS,
         roof=view.roofline(entry),
         launch=view.launch_blocks(recipe),
         bench=view.bench_text(recipe, first_level),
@@ -120,7 +122,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
 def recipe_page(entry: Entry, validation: view.Validation | None, body: str, compared: bool = False) -> Page:
     """The recipe page from its body; `compared` when a comparison page for its model and platform exists."""
     recipe, path = entry.recipe, recipe_path(entry)
-    stale = _is_stale(entry, validation)
+    stale = staleness(entry, validation)
     head = render(
         "recipe_head.html.j2",
         r=recipe,
@@ -184,15 +186,7 @@ def render_index(entries: list[Entry], validations: dict[str, view.Validation] |
     lead = INDEX_LEAD.format(methodology=link(INDEX, METHODOLOGY), compare=link(INDEX, COMPARE_INDEX))
     body = render("index.html.j2", rows=rows, filters=FILTERS, options=options)
     title = "LLM inference recipes"
-    return Page(INDEX, title, "Dated, reproducible vLLM serving recipes with validated launch commands.", lead=lead, body=body, hide=("navigation",))
-
-
-COMPARE_METRICS = [
-    ("generation", "Generation (tok/s)", lambda lv: lv.generation_tps, True, "Sustained output tok/s; higher is better."),
-    ("prefill", "Prefill (tok/s)", lambda lv: lv.prefill_tps, True, "Prompt tok/s; higher is better."),
-    ("ttft", "Time to first token (ms)", lambda lv: lv.ttft_ms.mean if lv.ttft_ms else None, False, "Mean TTFT; lower is better."),
-    ("peak", "Peak (tok/s)", lambda lv: lv.peak_tps, True, "Highest one-second output rate; higher is better."),
-]
+    return Page(INDEX, title, "Dated, reproducible vLLM serving recipes with validated launch commands.", lead=lead, body=body, hide=("navigation", "toc"))
 
 
 def _short_names(ids: list[str]) -> list[str]:
@@ -201,41 +195,37 @@ def _short_names(ids: list[str]) -> list[str]:
     return ["-".join(i.split("-")[len(common):]) or i for i in ids]
 
 
-def _winner_rows(levels: list[list[LevelResult]], get: Callable[[LevelResult], Any], higher: bool) -> list[dict[str, Any]]:
-    rows = []
-    for c in sorted({lv.concurrency for ls in levels for lv in ls if get(lv) is not None}):
-        values = [next((get(lv) for lv in ls if lv.concurrency == c), None) for ls in levels]
-        present = sorted(((v, i) for i, v in enumerate(values) if v is not None), reverse=higher)
-        best = present[0][1] if len(present) > 1 else None
-        margin = (present[0][0] - present[1][0]) / present[1][0] * 100 if len(present) > 1 and present[1][0] else None
-        rows.append({"c": c, "cells": values, "best": best, "margin": margin})
-    return rows
+def _group_charts(model: str, group: Group) -> dict[str, str]:
+    """The group's Pareto chart, and one chart per table (per node where the table ranks per node)."""
+    charts = {"pareto": pareto_chart(
+        f"{model}, {group.workload.describe()}: tok/s per user against output tok/s per node",
+        [_pareto_series(m.short, pareto_points(m), m.run.levels if m.run else []) for m in group.members])}
+    for table in group.tables:
+        metric = table.metric
+        series = [Series(m.short, _points(m.run.levels if m.run else [], metric.get, m.nodes if table.per_node else 1))
+                  for m in group.members]
+        unit = metric.unit + (" per node" if table.per_node else "")
+        charts[metric.name] = line_chart(f"{model}: {metric.label.lower()} against concurrency", unit, series)
+    return charts
 
 
-def render_compare(model: str, platform: str, members: list[Entry]) -> Page:
-    """Side-by-side tables per metric with a winner column."""
+def render_compare(model: str, platform: str, entries: list[Entry]) -> Page:
+    """Recipes compared within each workload; the others listed apart with the reason."""
     path = compare_path(model, platform)
-    shorts = _short_names([m.id for m in members])
-    member_views = [
-        {"url": link(path, recipe_path(m)), "recipe": m.recipe, "short": s, "topology": view.topology_label(m.recipe),
-         "status": m.recipe.status, "verified": m.verified}
-        for m, s in zip(members, shorts)
-    ]
-    levels = [m.latest.levels if m.latest else [] for m in members]
-    tables = []
-    for anchor, title, get, higher, note in COMPARE_METRICS:
-        if sum(any(get(lv) is not None for lv in ls) for ls in levels) < 2:
-            continue
-        series = [Series(s, _points(ls, get)) for s, ls in zip(shorts, levels)]
-        chart = line_chart(f"{model}: {title.lower()}", title.split(" (")[-1].rstrip(")"), series) if len(members) <= MAX_SERIES else ""
-        tables.append({"anchor": anchor, "title": title, "note": note, "rows": _winner_rows(levels, get, higher), "chart": chart})
+    members = [Member(e, s, node_count(e.recipe)) for e, s in zip(entries, _short_names([e.id for e in entries]))]
+    groups, apart = compare(members)
+    about = {m.short: {"url": link(path, recipe_path(m.entry)), "topology": view.topology_label(m.entry.recipe),
+                     "provenance": view.provenance_line(m.run) if m.run else ""} for m in members}
     lead = paragraphs(
-        f"Recipes for `{model}` on the `{platform}` platform, side by side. The winner column names the best "
-        "recipe at each concurrency and its margin over the runner-up."
+        f"Recipes for `{model}` on the `{platform}` platform. Figures are put side by side only when the runs measured "
+        "the same workload (tool, prompts, lengths, repetitions); set-ups with more machines are ranked by throughput "
+        "per node. Everything else is listed apart, with the reason."
     )
-    body = render("compare.html.j2", members=member_views, tables=tables, max_series=MAX_SERIES)
+    body = render("compare.html.j2", groups=groups, apart=apart, about=about,
+                  charts=[_group_charts(model, g) for g in groups])
     title = f"{model} on {platform}: recipes compared"
-    return Page(path, title, f"{len(members)} recipes for {model} on {platform}, compared per concurrency.", lead=lead, body=body)
+    return Page(path, title, f"{len(entries)} recipes for {model} on {platform}, compared like for like.", lead=lead, body=body,
+                hide=("navigation", "toc"))
 
 
 def render_compare_index(groups: dict[tuple[str, str], list[Entry]]) -> Page:

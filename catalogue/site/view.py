@@ -11,18 +11,11 @@ from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult
 from catalogue.flags.drift import DriftCell
 from catalogue.flags.validate import Finding
 from catalogue.launch import bench_argv, shell_command
-from catalogue.loading import Entry, getattr_metric
+from catalogue.loading import Entry
+from catalogue.metrics import BY_NAME, metric_value, peak_withheld
 from catalogue.recipe import ClusterTopology, Comparison, Recipe, ReplicasTopology
 from catalogue.topology import LITELLM_VERSION, layout, placeholder_nodes
-
-METRIC_LABELS = {
-    "generation_tps": "Generation (tok/s)",
-    "prefill_tps": "Prefill (tok/s)",
-    "peak_tps": "Peak (tok/s)",
-    "total_tps": "Total (tok/s)",
-    "ttft_mean_ms": "TTFT mean (ms)",
-}
-
+from catalogue.workload import Workload
 
 @dataclass(frozen=True)
 class ComparisonRow:
@@ -31,6 +24,10 @@ class ComparisonRow:
     comparison: Comparison
     ours: float
     delta_pct: float
+    label: str
+    """The metric's header, e.g. 'Generation (tok/s)'."""
+    apart: str | None
+    """Why the two figures are not like for like (workloads differ or are not stated); None when they are."""
 
 
 @dataclass(frozen=True)
@@ -71,15 +68,39 @@ def hardware_line(recipe: Recipe) -> str:
     return f"{hw.name} ({', '.join(details)})"
 
 
+def workload_gap(ours: Workload | None, theirs: Workload | None) -> str | None:
+    """Why two figures are not like for like, in words; None when both workloads are stated and equal."""
+    if ours is None or not ours.known:
+        return "our run's workload is not stated" + (f"; theirs: {theirs.describe()}" if theirs else "")
+    if theirs is None:
+        return "their workload is not stated"
+    if ours.key != theirs.key:
+        return "different workload: " + "; ".join(ours.differences(theirs)) + " (ours vs theirs)"
+    return None
+
+
 def comparison_rows(entry: Entry) -> list[ComparisonRow]:
-    """Every comparison with ours and the delta, in recipe order."""
+    """Every comparison with ours, the delta and whether the workloads match, in recipe order."""
     rows = []
     for comparison in entry.recipe.comparisons:
-        level = entry.ours(comparison)
-        ours = getattr_metric(level, comparison.metric) if level else None
+        found = entry.ours(comparison)
+        if found is None:
+            continue
+        run, level = found
+        ours = metric_value(level, comparison.metric)
         if ours is not None:
-            rows.append(ComparisonRow(comparison, ours, (ours - comparison.value) / comparison.value * 100))
+            rows.append(ComparisonRow(comparison, ours, (ours - comparison.value) / comparison.value * 100,
+                                      BY_NAME[comparison.metric].header, workload_gap(run.workload, comparison.workload)))
     return rows
+
+
+def withheld_peaks(run: BenchmarkRun) -> list[str]:
+    """'at c=1, 2: <why>' for the levels whose one-second peak is not published, one line per reason."""
+    reasons: dict[str, list[str]] = {}
+    for lv in run.levels:
+        if why := peak_withheld(lv):
+            reasons.setdefault(why, []).append(str(lv.concurrency))
+    return [f"at c={', '.join(cs)}: {why}" for why, cs in reasons.items()]
 
 
 def best_generation(run: BenchmarkRun | None) -> LevelResult | None:

@@ -52,23 +52,24 @@
     apply();
   }
 
-  // Chart points: show "series: value at c=N" next to the pointer; the figure tables hold the same numbers.
-  function addChartTips(svg) {
+  // Chart points: show the point's reading next to it on hover and focus; legend buttons show or hide a series.
+  function addChartTips(chart) {
     var tip = document.createElement("div");
     tip.className = "rc-tip";
     tip.hidden = true;
-    svg.parentNode.appendChild(tip);
-    svg.querySelectorAll("g.rc-series circle").forEach(function (point) {
-      var series = point.parentNode.getAttribute("data-series");
-      var text = series + ": " + Number(point.getAttribute("data-y")).toLocaleString("en") + " at c=" + point.getAttribute("data-x");
+    chart.appendChild(tip);
+    chart.querySelectorAll(".rc-pt").forEach(function (point) {
+      var text = point.getAttribute("data-tip");
       point.setAttribute("tabindex", "0");
+      point.setAttribute("role", "img");
       point.setAttribute("aria-label", text);
       function show() {
-        var box = point.getBoundingClientRect(), frame = svg.parentNode.getBoundingClientRect();
+        var box = point.getBoundingClientRect(), frame = chart.getBoundingClientRect();
         tip.textContent = text;
-        tip.style.left = (box.left - frame.left + box.width + 4) + "px";
-        tip.style.top = (box.top - frame.top - 24) + "px";
         tip.hidden = false;
+        var left = box.left - frame.left + box.width + 4;
+        tip.style.left = Math.max(0, Math.min(left, frame.width - tip.offsetWidth)) + "px";
+        tip.style.top = (box.top - frame.top - 26) + "px";
       }
       function hide() { tip.hidden = true; }
       point.addEventListener("mouseenter", show);
@@ -76,10 +77,18 @@
       point.addEventListener("mouseleave", hide);
       point.addEventListener("blur", hide);
     });
+    chart.querySelectorAll("button.rc-key").forEach(function (key) {
+      key.addEventListener("click", function () {
+        var on = key.getAttribute("aria-pressed") !== "true";
+        key.setAttribute("aria-pressed", on ? "true" : "false");
+        chart.querySelectorAll('.rc-series[data-index="' + key.getAttribute("data-index") + '"], .rc-pts[data-index="' +
+          key.getAttribute("data-index") + '"]').forEach(function (part) { part.classList.toggle("rc-off", !on); });
+      });
+    });
   }
 
   function init() {
-    document.querySelectorAll("svg.rc-chart").forEach(addChartTips);
+    document.querySelectorAll("div.rc-chart").forEach(addChartTips);
     document.querySelectorAll("table.rc-sortable").forEach(makeSortable);
     var index = document.getElementById("rc-index"), filters = document.getElementById("rc-filters");
     if (index && filters) { makeFilterable(index, filters, document.getElementById("rc-count")); }

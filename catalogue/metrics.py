@@ -1,0 +1,81 @@
+"""The one table of figures a level can have: name, label, unit, which way is better, how to read it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from catalogue.benchmark import LevelResult
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One figure of a level."""
+
+    name: str
+    """Key used in recipes (`comparisons[].metric`) and anchors."""
+    label: str
+    """Column header without the unit, e.g. 'Generation'."""
+    unit: str
+    """'tok/s', 'ms' or '' for counts."""
+    higher_is_better: bool
+    """Direction of 'better' (throughput up, latency down)."""
+    throughput: bool
+    """A rate summed over the servers, so it is divided by the node count when set-ups are compared."""
+    get: Callable[[LevelResult], float | int | None]
+    """How to read it from a level."""
+
+    @property
+    def header(self) -> str:
+        """'Generation (tok/s)'."""
+        return f"{self.label} ({self.unit})" if self.unit else self.label
+
+
+MIN_PEAK_WINDOW_S = 10.0
+"""A one-second peak means something only over a window of several whole seconds."""
+
+
+def peak_withheld(level: LevelResult) -> str | None:
+    """Why a level's one-second peak is not published, or None when it is."""
+    if level.peak_tps is None:
+        return None
+    if level.duration_s is not None and level.duration_s < MIN_PEAK_WINDOW_S:
+        return f"the level ran under the {MIN_PEAK_WINDOW_S:g} s a one-second peak needs"
+    if level.generation_tps is not None and level.peak_tps < level.generation_tps:
+        return "it came out below the mean rate, which a peak cannot be"
+    return None
+
+
+def published_peak(level: LevelResult) -> float | None:
+    """The peak, unless withheld (the run file keeps it either way)."""
+    return None if peak_withheld(level) else level.peak_tps
+
+
+def _stat(name: str, field: str) -> Callable[[LevelResult], float | None]:
+    def read(level: LevelResult) -> float | None:
+        stats = getattr(level, name)
+        return getattr(stats, field) if stats is not None else None
+
+    return read
+
+
+METRICS: list[Metric] = [
+    Metric("prefill_tps", "Prefill", "tok/s", True, True, lambda lv: lv.prefill_tps),
+    Metric("generation_tps", "Generation", "tok/s", True, True, lambda lv: lv.generation_tps),
+    Metric("peak_tps", "Peak", "tok/s", True, True, published_peak),
+    Metric("total_tps", "Total", "tok/s", True, True, lambda lv: lv.total_tps),
+    Metric("ttft_mean_ms", "TTFT mean", "ms", False, False, _stat("ttft_ms", "mean")),
+    Metric("ttft_p99_ms", "TTFT p99", "ms", False, False, _stat("ttft_ms", "p99")),
+    Metric("itl_mean_ms", "ITL mean", "ms", False, False, _stat("itl_ms", "mean")),
+    Metric("e2e_mean_ms", "E2E mean", "ms", False, False, _stat("e2e_ms", "mean")),
+    Metric("completed", "Completed", "", True, False, lambda lv: lv.completed),
+    Metric("failed", "Failed", "", False, False, lambda lv: lv.failed),
+    Metric("stdev", "Stdev", "", False, False, lambda lv: lv.stdev),
+]
+BY_NAME = {m.name: m for m in METRICS}
+
+
+def metric_value(level: LevelResult, name: str) -> float | None:
+    """A level's figure by metric name, as a float."""
+    value = BY_NAME[name].get(level)
+    return float(value) if value is not None else None

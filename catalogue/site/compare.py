@@ -1,0 +1,182 @@
+"""Like-for-like comparisons: runs grouped by workload, throughput per node, winners only within a group.
+
+Two recipes' figures are put against each other (deltas, a winner) only when their newest runs
+measured the same workload (catalogue.workload.Workload.key). Throughput is a sum over servers, so
+set-ups with different node counts are ranked by throughput per node, with the raw figure beside it;
+latency is ranked only among set-ups with the same node count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalogue.benchmark import BenchmarkRun, LevelResult
+from catalogue.loading import Entry
+from catalogue.metrics import BY_NAME, Metric
+from catalogue.recipe import ClusterTopology, Recipe, ReplicasTopology
+from catalogue.workload import Workload
+
+COMPARED = ["generation_tps", "prefill_tps", "ttft_mean_ms", "peak_tps"]
+"""Metrics a comparison page tables, in this order."""
+
+
+def node_count(recipe: Recipe) -> int:
+    """Machines the set-up uses: 1 (solo), the cluster's nodes, or one per replica."""
+    topo = recipe.topology
+    if isinstance(topo, ClusterTopology):
+        return topo.nodes
+    if isinstance(topo, ReplicasTopology):
+        return topo.replicas
+    return 1
+
+
+@dataclass(frozen=True)
+class Member:
+    """One recipe on a comparison page, with the run it is compared by."""
+
+    entry: Entry
+    short: str
+    nodes: int
+
+    @property
+    def run(self) -> BenchmarkRun | None:
+        return self.entry.latest
+
+    @property
+    def workload(self) -> Workload | None:
+        return self.run.workload if self.run else None
+
+    def level(self, concurrency: int) -> LevelResult | None:
+        return self.run.level(concurrency) if self.run else None
+
+
+@dataclass(frozen=True)
+class Winner:
+    """Who is best at one level: among all (per node), or among set-ups with `nodes` nodes."""
+
+    member: int
+    margin_pct: float | None
+    nodes: int | None = None
+    """Set for latency: the winner among set-ups of this many nodes."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One concurrency level of a metric table."""
+
+    concurrency: int
+    values: list[float | None]
+    per_node: list[float | None]
+    winners: list[Winner]
+
+
+@dataclass(frozen=True)
+class Table:
+    """One metric across a group's members."""
+
+    metric: Metric
+    rows: list[Row]
+    per_node: bool
+    """True when the group mixes node counts and the metric is a throughput: ranked per node."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """Recipes whose newest runs measured the same workload: compared with each other."""
+
+    workload: Workload
+    members: list[Member]
+    tables: list[Table]
+
+    @property
+    def mixed_nodes(self) -> bool:
+        return len({m.nodes for m in self.members}) > 1
+
+
+@dataclass(frozen=True)
+class Apart:
+    """A recipe left out of every comparison, and why."""
+
+    member: Member
+    reason: str
+
+
+def _margin(best: float, second: float) -> float | None:
+    """Percent by which the best differs from the runner-up (negative for a lower latency)."""
+    return (best - second) / second * 100 if second else None
+
+
+def _ranked(values: list[tuple[float, int]], higher: bool) -> list[tuple[float, int]]:
+    return sorted(values, key=lambda p: (-p[0] if higher else p[0], p[1]))
+
+
+def metric_rows(members: list[Member], metric: Metric, per_node: bool) -> list[Row]:
+    """Every concurrency any member measured, with the winner(s)."""
+    levels = sorted({lv.concurrency for m in members for lv in (m.run.levels if m.run else []) if metric.get(lv) is not None})
+    rows = []
+    for c in levels:
+        values: list[float | None] = []
+        for m in members:
+            level = m.level(c)
+            raw = metric.get(level) if level is not None else None
+            values.append(float(raw) if raw is not None else None)
+        scaled = [v / m.nodes if v is not None else None for v, m in zip(values, members)]
+        winners: list[Winner] = []
+        if metric.throughput:
+            present = _ranked([(v, i) for i, v in enumerate(scaled if per_node else values) if v is not None], True)
+            if len(present) > 1:
+                winners.append(Winner(present[0][1], _margin(present[0][0], present[1][0])))
+        else:
+            for nodes in sorted({m.nodes for m in members}):
+                present = _ranked([(v, i) for i, v in enumerate(values) if v is not None and members[i].nodes == nodes],
+                                  metric.higher_is_better)
+                if len(present) > 1:
+                    winners.append(Winner(present[0][1], _margin(present[0][0], present[1][0]), nodes))
+        rows.append(Row(c, values, scaled, winners))
+    return rows
+
+
+def pareto_points(member: Member) -> list[tuple[float, float]]:
+    """(output tok/s per node, tok/s per user = output tok/s ÷ concurrency) per level of the newest run."""
+    run = member.run
+    return [(lv.generation_tps / member.nodes, lv.generation_tps / lv.concurrency)
+            for lv in sorted(run.levels if run else [], key=lambda lv: lv.concurrency) if lv.generation_tps]
+
+
+def _group(workload: Workload, members: list[Member]) -> Group:
+    mixed = len({m.nodes for m in members}) > 1
+    tables = []
+    for name in COMPARED:
+        metric = BY_NAME[name]
+        if sum(any(metric.get(lv) is not None for lv in m.run.levels) for m in members if m.run) < 2:
+            continue
+        per_node = mixed and metric.throughput
+        tables.append(Table(metric, metric_rows(members, metric, per_node), per_node))
+    return Group(workload, members, tables)
+
+
+def _apart_reason(member: Member, groups: list[Group]) -> str:
+    run, workload = member.run, member.workload
+    if run is None:
+        return "no benchmark run yet"
+    if workload is None:
+        return "its source does not say how it measured (tool, prompts, lengths)"
+    if not workload.known:
+        return f"its source names the tool ({workload.tool}) but not the prompts and their lengths"
+    if groups:
+        nearest = max(groups, key=lambda g: len(g.members)).workload
+        return f"measured a different workload ({workload.describe()}): " + "; ".join(workload.differences(nearest))
+    return f"no other recipe measured its workload ({workload.describe()})"
+
+
+def compare(members: list[Member]) -> tuple[list[Group], list[Apart]]:
+    """Groups of two or more recipes with the same workload, largest first, and the recipes left apart."""
+    by_key: dict[tuple, list[Member]] = {}
+    for m in members:
+        if m.workload is not None and m.workload.known and m.run is not None:
+            by_key.setdefault(m.workload.key, []).append(m)
+    groups = [_group(ms[0].workload, ms) for ms in by_key.values() if len(ms) > 1 and ms[0].workload is not None]
+    groups.sort(key=lambda g: -len(g.members))
+    grouped = {id(m) for g in groups for m in g.members}
+    apart = [Apart(m, _apart_reason(m, groups)) for m in members if id(m) not in grouped]
+    return groups, apart

@@ -1,0 +1,69 @@
+"""A benchmark's workload: what the client sent. The key under which runs compare like for like."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field, NonNegativeInt, PositiveInt
+
+from catalogue.strict import Strict
+
+
+class Workload(Strict):
+    """What the benchmark client sent. Runs are compared (deltas, winners) only when their workloads are equal."""
+
+    tool: str = Field(min_length=1, description="Client tool without its version, e.g. 'vllm bench serve', 'llama-benchy'.")
+    tool_version: str | None = Field(None, description="The tool's version, when known (not part of the comparison key).")
+    dataset: str | None = Field(None, description="Prompt source: 'random' (fixed lengths), a dataset, or the source's words; null: not stated.")
+    input_len: PositiveInt | None = Field(None, description="Prompt tokens per request; null: not stated.")
+    output_len: PositiveInt | None = Field(None, description="Generated tokens per request; null: not stated.")
+    context_depth: NonNegativeInt = Field(0, description="Tokens already in the context before each prompt (llama-benchy's depth).")
+    prompts_per_level: str | None = Field(None, description="Requests per level: a number or the rule, e.g. 'max(8, 4 × concurrency)'.")
+    repetitions: PositiveInt | None = Field(None, description="Times each level ran (figures are means over them); null: not stated.")
+
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("tool", "dataset", "input_len", "output_len", "context_depth", "prompts_per_level", "repetitions")
+
+    @property
+    def known(self) -> bool:
+        """Whether enough is stated to compare: the prompt source and both lengths."""
+        return None not in (self.dataset, self.input_len, self.output_len)
+
+    @property
+    def key(self) -> tuple:
+        """Runs with equal keys measured the same thing the same way."""
+        return tuple(str(v).lower() if isinstance(v, str) else v for v in (getattr(self, f) for f in self.KEY_FIELDS))
+
+    def describe(self) -> str:
+        """'llama-benchy 0.3.5 · prompt 1024 / output 128 tokens · 50 repetitions per level'."""
+        parts = [" ".join(x for x in (self.tool, self.tool_version) if x)]
+        if self.dataset:
+            parts.append(self.dataset)
+        if self.input_len is None and self.output_len is None:
+            parts.append("prompt and output lengths not stated")
+        else:
+            parts.append(f"prompt {_tokens(self.input_len)} / output {_tokens(self.output_len)} tokens")
+        if self.context_depth:
+            parts.append(f"context depth {self.context_depth:,}")
+        if self.prompts_per_level:
+            parts.append(f"{self.prompts_per_level} requests per level")
+        if self.repetitions and self.repetitions > 1:
+            parts.append(f"{self.repetitions} repetitions per level")
+        return " · ".join(parts)
+
+    def differences(self, other: Workload) -> list[str]:
+        """What differs from `other`, in words: ['tool: gpt_oss_benchmark.py vs llama-benchy', ...]."""
+        out = []
+        for name in self.KEY_FIELDS:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if (str(mine).lower() if isinstance(mine, str) else mine) != (str(theirs).lower() if isinstance(theirs, str) else theirs):
+                label = name.replace("_len", " length").replace("_", " ")
+                out.append(f"{label}: {_stated(mine)} vs {_stated(theirs)}")
+        return out
+
+
+def _tokens(value: int | None) -> str:
+    return f"{value:,}" if value is not None else "?"
+
+
+def _stated(value: object) -> str:
+    return "not stated" if value is None else str(value)
