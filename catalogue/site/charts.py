@@ -9,6 +9,7 @@ legend's buttons show or hide a series.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field
 from html import escape
@@ -37,6 +38,12 @@ class Axis:
 
     title: str
     log2: bool = False
+    dates: bool = False
+    """Values are day ordinals (`date.toordinal()`), labelled as ISO dates."""
+
+    def label(self, value: float) -> str:
+        """A tick's text."""
+        return dt.date.fromordinal(int(value)).isoformat() if self.dates else fmt(value)
 
 
 def nice_max(value: float) -> float:
@@ -71,9 +78,12 @@ def pareto_frontier(points: list[tuple[float, float]]) -> list[tuple[float, floa
 class _Scale:
     """Values to BOX coordinates for one axis."""
 
-    def __init__(self, values: list[float], log2: bool, from_zero: bool) -> None:
+    def __init__(self, values: list[float], log2: bool, from_zero: bool, exact: bool = False) -> None:
         self.log2 = log2 and min(values) > 0 and len(set(values)) > 1
-        if self.log2:
+        self.exact = exact or self.log2
+        if exact:
+            self.lo, self.hi = min(values), max(values)
+        elif self.log2:
             self.lo, self.hi = math.log2(min(values)), math.log2(max(values))
         else:
             self.lo, self.hi = (0.0 if from_zero else min(values)), nice_max(max(values))
@@ -84,7 +94,7 @@ class _Scale:
         return (v - self.lo) / self.span * BOX
 
     def ticks(self, values: list[float]) -> list[float]:
-        if self.log2:
+        if self.exact:
             return sorted(set(values))
         return [self.lo + (self.hi - self.lo) * i / 4 for i in range(5)]
 
@@ -100,7 +110,8 @@ def chart(title: str, x_axis: Axis, y_axis: Axis, series: list[Series], *, by_x:
         return ""
     xs = [x for s in series for x, _ in s.points]
     ys = [y + s.spread.get(x, 0.0) for s in series for x, y in s.points]
-    sx, sy = _Scale(xs, x_axis.log2, from_zero=not x_axis.log2), _Scale(ys, False, from_zero=True)
+    sx = _Scale(xs, x_axis.log2, from_zero=not x_axis.log2, exact=x_axis.dates)
+    sy = _Scale(ys, False, from_zero=True)
 
     def at(x: float, y: float) -> str:
         return f"{_n(sx(x))} {_n(BOX - sy(y))}"
@@ -124,7 +135,7 @@ def chart(title: str, x_axis: Axis, y_axis: Axis, series: list[Series], *, by_x:
         parts.append(f'<g class="rc-series {kind}" data-index="{n}" data-series="{escape(s.name)}">{"".join(body)}</g>')
         dots = []
         for x, y in points:
-            what = s.labels.get(x, f"{x_axis.title} {fmt(x)}")
+            what = s.labels.get(x, f"{x_axis.title} {x_axis.label(x)}")
             spread = f" ± {fmt(s.spread[x])}" if s.spread.get(x) else ""
             tip = f"{s.name}: {fmt(y)}{spread} {y_axis.title} at {what}"
             dots.append(f'<span class="rc-pt" style="left:{_n(sx(x) / 10)}%;bottom:{_n(sy(y) / 10)}%" data-x="{x:g}" '
@@ -133,7 +144,7 @@ def chart(title: str, x_axis: Axis, y_axis: Axis, series: list[Series], *, by_x:
     parts.append("</svg>")
     parts.extend(marks)
     y_ticks = "".join(f'<span class="rc-ytick" style="bottom:{_n(sy(t) / 10)}%">{fmt(t)}</span>' for t in sy.ticks(ys))
-    x_ticks = "".join(f'<span class="rc-xtick" style="left:{_n(sx(t) / 10)}%">{fmt(t)}</span>' for t in sx.ticks(xs))
+    x_ticks = "".join(f'<span class="rc-xtick" style="left:{_n(sx(t) / 10)}%">{x_axis.label(t)}</span>' for t in sx.ticks(xs))
     legend = "".join(
         f'<button type="button" class="rc-key" data-index="{n}" aria-pressed="true">'
         f'<i class="rc-swatch rc-s{n % COLOURS} rc-d{min(n // COLOURS, 3)}"></i>{escape(s.name)}</button>'

@@ -16,6 +16,7 @@ from catalogue.loading import Entry
 from catalogue.site import view
 from catalogue.metrics import BY_NAME, METRICS, Metric
 from catalogue.site.charts import Series, line_chart, pareto_chart
+from catalogue.site.history import history_rows, trend_chart
 from catalogue.site.compare import Group, Member, compare, node_count, pareto_points
 from catalogue.site.page import Page
 from catalogue.site.prose import paragraphs
@@ -108,6 +109,8 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         charts=recipe_charts(entry),
         withheld=view.withheld_peaks(entry.latest) if entry.latest else [],
         history_chart=history_chart(entry),
+        history=history_rows(entry),
+        trend_chart=trend_chart(entry),
         comparisons=view.comparison_rows(entry),
         roof=view.roofline(entry),
         launch=view.launch_blocks(recipe),
