@@ -64,22 +64,10 @@ def on_startup(command, dirty):
     _serving = command == "serve"
 
 
-RECIPE_POLL_S = 0.2  # MkDocs polls every 0.5 s; recipe edits should show within a second
-
-
 def on_serve(server, config, builder):
-    """Reload on any edit under the recipe folders, wherever they are, polled more often than MkDocs'
-    default (watchdog takes the interval from the observer when a path is scheduled)."""
-    observer = server.observer
-    default = getattr(observer, "_timeout", None)
-    if isinstance(default, (int, float)):
-        observer._timeout = min(default, RECIPE_POLL_S)
-    try:
-        for root in recipe_roots(config):
-            server.watch(str(root))
-    finally:
-        if isinstance(default, (int, float)):
-            observer._timeout = default
+    """Reload on any edit under the recipe folders, wherever they are (MkDocs' public watch API)."""
+    for root in recipe_roots(config):
+        server.watch(str(root))
     return server
 
 
@@ -97,9 +85,10 @@ def on_files(files: Files, config) -> Files:
     checker, releases, fresh = rebuilds.current_checkers()  # under serve: made again when a snapshot changes
     if fresh:
         log.info("catalogue: flags checked against %s; drift against %d vLLM release(s)", checker.source, len(releases))
-    build = build_module.generate(recipe_roots(config), checker, rebuilds=rebuilds if _serving else None, releases=releases)
-    for line in build.refused:
-        log.error("catalogue: not published: %s", line)
+    build = build_module.generate(recipe_roots(config), checker, rebuilds=rebuilds if _serving else None, releases=releases,
+                                  tolerant=_serving)  # a preview shows a broken recipe's error on its page
+    for line in build.refused:  # a preview shows it on the recipe's page; a build fails on it
+        (log.info if _serving else log.error)("catalogue: not published: %s", line)
     _generated.clear()
     for file in [f for f in files if _unused_theme_file(f.src_uri, config)]:
         files.remove(file)

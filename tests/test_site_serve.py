@@ -47,9 +47,17 @@ def test_serve_shows_a_yaml_edit_without_restart(recipe_copy, tmp_path):
     try:
         assert _wait_for(url, "concurrency-first", 120), (tmp_path / "serve.log").read_text()[-2000:]
         recipe = folder / "recipe.yaml"
-        recipe.write_text(recipe.read_text().replace("(concurrency-first)", "(edited while serving)", 1))
+        good = recipe.read_text()
+        recipe.write_text(good.replace("(concurrency-first)", "(edited while serving)", 1))
         assert _wait_for(url, "edited while serving", 30), (tmp_path / "serve.log").read_text()[-2000:]
-        assert server.poll() is None
+        # a YAML syntax error: the page being previewed shows the one-line error, the server keeps running
+        recipe.write_text(good.replace("title: ", "title: [unclosed ", 1))
+        assert _wait_for(url, "This recipe does not load", 30), (tmp_path / "serve.log").read_text()[-2000:]
+        page = _served_text(url)
+        assert "recipe.yaml" in page and "Traceback" not in page and server.poll() is None
+        recipe.write_text(good)
+        assert _wait_for(url, "concurrency-first", 30) and server.poll() is None
+        assert "Traceback" not in (tmp_path / "serve.log").read_text()
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)

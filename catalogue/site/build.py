@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import html
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -15,9 +16,10 @@ from catalogue.flags.drift import drift_row, release_checkers, release_snapshots
 from catalogue.flags.select import IMAGE_SNAPSHOT_DIR, upstream_checker, validate_entries
 from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.forking import split_map
+from catalogue.errors import CatalogueError
 from catalogue.loading import Entry, load_entry, recipe_folders
 from catalogue.site.page import Page
-from catalogue.site.pages import page_jobs, recipe_body
+from catalogue.site.pages import page_jobs, recipe_body, recipe_path
 from catalogue.site.view import Validation
 
 
@@ -54,14 +56,50 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@dataclass(frozen=True)
+class Broken:
+    """A recipe folder that does not load (bad YAML or JSON, an unknown field): its one-line error."""
+
+    folder: Path
+    error: str
+    path: str | None = None
+    """The recipe page's path when known (the recipe loaded, but its flags were refused)."""
+
+    def page(self) -> Page:
+        """What a preview shows at the recipe's address instead of the recipe."""
+        path = self.path or f"{'examples' if self.folder.parent.name == 'examples' else 'recipes'}/{self.folder.name}.md"
+        what = "is not published: its flags are refused" if self.path else "does not load"
+        lines = "".join(f"<p><code>{html.escape(line)}</code></p>" for line in self.error.splitlines())
+        body = (f'<div class="admonition failure"><p class="admonition-title">This recipe {what}</p>'
+                f"{lines}<p>Fix the file and save: the page reloads.</p></div>")
+        return Page(path, f"{self.folder.name}: error", self.error.splitlines()[0], body=body)
+
+
+def _load(folder: Path, tolerant: bool) -> Entry | Broken:
+    try:
+        return load_entry(folder)
+    except CatalogueError as exc:
+        if not tolerant:
+            raise
+        return Broken(folder, str(exc))
+
+
 def prepare(
-    folders: Sequence[Path], checker: ArgvChecker, checked_on: dt.date, releases: Sequence[SnapshotChecker] = ()
-) -> list[Prepared]:
-    """Load, validate (against `checker`, and each release for the drift row) and render a batch of recipe folders."""
-    entries = [load_entry(folder) for folder in folders]
+    folders: Sequence[Path], checker: ArgvChecker, checked_on: dt.date, releases: Sequence[SnapshotChecker] = (),
+    tolerant: bool = False,
+) -> list[Prepared | Broken]:
+    """Load, validate (against `checker`, and each release for the drift row) and render a batch of recipe folders.
+
+    `tolerant` (a live preview): a folder that does not load becomes a `Broken` instead of stopping the build.
+    """
+    loaded = [_load(folder, tolerant) for folder in folders]
+    entries = [e for e in loaded if isinstance(e, Entry)]
     findings = validate_entries(entries, checker)
-    out = []
-    for entry in entries:
+    out: list[Prepared | Broken] = []
+    for entry in loaded:
+        if isinstance(entry, Broken):
+            out.append(entry)
+            continue
         drift = drift_row(entry, list(releases))
         validation = Validation(checker.snapshot.vllm_version, checked_on, checker.source, findings[entry.id], drift)
         out.append(Prepared(entry, validation, None if validation.errors else recipe_body(entry, validation)))
@@ -73,7 +111,7 @@ class Rebuilds:
     """What a long-lived process (`mkdocs serve`) keeps between builds: each recipe prepared, keyed
     by the signature of its files and of everything its check depends on."""
 
-    prepared: dict[Path, tuple[tuple, Prepared]] = field(default_factory=dict)
+    prepared: dict[Path, tuple[tuple, Prepared | Broken]] = field(default_factory=dict)
     checkers: tuple[tuple, ArgvChecker, list[SnapshotChecker]] | None = None
     """The flag checkers and the signature of what they were made from."""
 
@@ -87,7 +125,7 @@ class Rebuilds:
         assert self.checkers is not None
         return self.checkers[1], self.checkers[2], fresh
 
-    def reuse(self, folders: list[Path], context: tuple) -> tuple[dict[Path, Prepared], list[Path]]:
+    def reuse(self, folders: list[Path], context: tuple) -> tuple[dict[Path, Prepared | Broken], list[Path]]:
         """Prepared recipes whose signature is unchanged, and the folders that must be prepared again."""
         kept, stale = {}, []
         for folder in folders:
@@ -98,7 +136,7 @@ class Rebuilds:
                 stale.append(folder)
         return kept, stale
 
-    def remember(self, folders: list[Path], prepared: list[Prepared], context: tuple) -> None:
+    def remember(self, folders: list[Path], prepared: list[Prepared | Broken], context: tuple) -> None:
         self.prepared = {folder: ((context, _file_stats(folder)), p) for folder, p in zip(folders, prepared)}
 
 
@@ -130,12 +168,15 @@ def generate(
     today: dt.date | None = None,
     rebuilds: Rebuilds | None = None,
     releases: Sequence[SnapshotChecker] | None = None,
+    tolerant: bool = False,
 ) -> SiteBuild:
     """Every page; recipes whose flags have errors are left out and listed in `refused`.
 
     Large catalogues are prepared in two processes (see catalogue.forking); with `rebuilds`, only
     recipes whose files changed since the last build are prepared again. `releases`: the committed
     release snapshots each recipe's drift row is checked against (all of them when not given).
+    `tolerant` (live preview): a recipe that does not load gets a page showing its one-line error,
+    and is listed in `refused`; otherwise its error stops the build.
     """
     checker = checker or upstream_checker()
     releases = release_checkers() if releases is None else releases
@@ -144,18 +185,23 @@ def generate(
         folders = [folder for _, folder in sorted(recipe_folders(roots).items())]
         context = _check_context(checker, checked_on) if rebuilds else ()
         kept, stale = rebuilds.reuse(folders, context) if rebuilds else ({}, folders)
-        fresh = dict(zip(stale, split_map(lambda batch: prepare(batch, checker, checked_on, releases), stale)))
+        fresh = dict(zip(stale, split_map(lambda batch: prepare(batch, checker, checked_on, releases, tolerant), stale)))
         prepared = [kept.get(folder) or fresh[folder] for folder in folders]
         if rebuilds:
             rebuilds.remember(folders, prepared, context)
-        refused = [str(f) for p in prepared for f in p.validation.errors]
-        publishable = [p for p in prepared if not p.validation.errors]
+        broken = [p for p in prepared if isinstance(p, Broken)]
+        good = [p for p in prepared if isinstance(p, Prepared)]
+        refused = [b.error for b in broken] + [str(f) for p in good for f in p.validation.errors]
+        publishable = [p for p in good if not p.validation.errors]
+        if tolerant:
+            broken += [Broken(p.entry.folder, "\n".join(str(f) for f in p.validation.errors), recipe_path(p.entry))
+                       for p in good if p.validation.errors]
         jobs = page_jobs(
             [p.entry for p in publishable],
             {p.entry.id: p.validation for p in publishable},
             {p.entry.id: p.body for p in publishable if p.body is not None},
         )
-        pages = split_map(lambda batch: [job() for job in batch], jobs)
+        pages = split_map(lambda batch: [job() for job in batch], jobs) + [b.page() for b in broken]
     return SiteBuild({page.path: page for page in pages}, checker.source, refused)
 
 
