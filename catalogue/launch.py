@@ -78,7 +78,8 @@ def sweep_workload(recipe: Recipe, tool_version: str | None = None) -> Workload:
     """The workload `bench_argv` sends, as the run file records it (the key comparisons group by)."""
     sweep = recipe.sweep
     return Workload(tool="vllm bench serve", tool_version=tool_version, dataset="random", input_len=sweep.input_len,
-                    output_len=sweep.output_len, prompts_per_level=f"max({sweep.prompts_per_level}, {sweep.prompts_per_stream} × concurrency)",
+                    output_len=sweep.output_len, prompts_per_level=f"max({sweep.prompts_per_level}, {sweep.prompts_per_stream} × concurrency)"
+                    + (f", more if a level lasts under {sweep.min_level_s:g} s" if sweep.min_level_s else ""),
                     repetitions=1)
 
 

@@ -136,6 +136,8 @@ class Sweep(Strict):
     prompts_per_level: PositiveInt = Field(description="Minimum requests per level.")
     prompts_per_stream: PositiveInt = Field(4, description="Requests per concurrent stream, for a steady state.")
     warmups: int = Field(0, ge=0, description="Warm-up requests before each level.")
+    min_level_s: float = Field(10.0, ge=0, description="Shortest benchmark window of a level; a shorter one runs again with "
+                               "more prompts (0: off). A one-second peak needs several whole seconds.")
     long_context: list[PositiveInt] = Field(default_factory=list, description="Prompt lengths of long-context levels.")
     health_timeout_s: PositiveInt = Field(1800, description="How long a cold boot may take before /health answers.")
 

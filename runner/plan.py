@@ -55,6 +55,8 @@ class Job:
     concurrency: int
     prompt_tokens: int | None
     argv: list[str]
+    min_s: float = 0.0
+    """Shortest benchmark window; the client runs the level again with more prompts when it is shorter."""
 
 
 @dataclass(frozen=True)
@@ -195,7 +197,8 @@ def _jobs(entry: Entry, recipe, endpoint: str, raw: str, stamp: str) -> list[Job
         return ["--save-result", "--result-dir", raw, "--result-filename", f"{name}.json",
                 "--metadata", f"recipe={entry.id}", f"run={stamp}"]
 
-    jobs = [Job(f"c{c}", c, None, [*bench_argv(recipe, c, endpoint), *save(f"c{c}")]) for c in recipe.sweep.concurrency]
+    jobs = [Job(f"c{c}", c, None, [*bench_argv(recipe, c, endpoint), *save(f"c{c}")], recipe.sweep.min_level_s)
+            for c in recipe.sweep.concurrency]
     jobs += [Job(f"ctx{n}", 1, n, [*bench_argv(recipe, 1, endpoint, input_len=n, prompts=recipe.sweep.prompts_per_stream),
                                    *save(f"ctx{n}")])
              for n in recipe.sweep.long_context]

@@ -69,6 +69,17 @@ def gpu_description() -> str | None:
     return "; ".join(f"{line.split(',')[0]} (driver {line.split(',')[-1].strip()})" for line in lines) or None
 
 
+def ran_argv(plan: Plan, name: str) -> list[str]:
+    """The job's argv as it last ran: `--num-prompts` from its raw result (a short level runs again with more)."""
+    argv = list(plan.job(name).argv)
+    raw = plan.raw_dir / f"{name}.json"
+    if "--num-prompts" in argv and raw.exists():
+        ran = json.loads(raw.read_text()).get("num_prompts")
+        if ran is not None:
+            argv[argv.index("--num-prompts") + 1] = str(ran)
+    return argv
+
+
 def provenance(plan: Plan, *, vllm_version: str, client_vllm_version: str | None, flag_snapshot: str | None,
                image_id: str | None, done: list[str]) -> MeasuredProvenance:
     """Where the figures come from: every server's command and host, the router, the client, the exact bench argv."""
@@ -77,7 +88,7 @@ def provenance(plan: Plan, *, vllm_version: str, client_vllm_version: str | None
     return MeasuredProvenance(
         method="measured", runner_version=runner.__version__, vllm_version=vllm_version, image=plan.image,
         gpu=gpu_description() if head.host.is_local else None, host=platform.node() if head.host.is_local else head.host.name,
-        serve_command=head.argv, bench_commands=[plan.job(name).argv for name in done],
+        serve_command=head.argv, bench_commands=[ran_argv(plan, name) for name in done],
         prefill_derivation=PREFILL_DERIVATION, flag_snapshot=flag_snapshot, topology=plan.kind, nodes=nodes,
         router=plan.router.config if plan.router else None,
         router_version=f"LiteLLM {LITELLM_VERSION}" if plan.router else None, image_id=image_id,

@@ -157,7 +157,7 @@ def clear_stale(plan: Plan) -> None:
 def launch(plan: Plan, running: Running, key: str, todo: list[Job]) -> None:
     """Start the flag snapshot, the benchmark client (it imports vLLM meanwhile) and every server."""
     raw = plan.raw_dir
-    (raw / "jobs.json").write_text(json.dumps([{"name": job.name, "argv": job.argv} for job in todo]))
+    (raw / "jobs.json").write_text(json.dumps([{"name": job.name, "argv": job.argv, "min_s": job.min_s} for job in todo]))
     running.snapshot = srv.start(plan.snapshot_argv, {}, raw / "snapshot.log")
     (raw / "events.jsonl").write_text("")
     running.client = srv.start(plan.client_argv, {"OPENAI_API_KEY": key}, raw / "client.log", stdin=subprocess.PIPE)

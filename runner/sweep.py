@@ -80,4 +80,6 @@ class Sweep:
             raise ClientFailed(f"{name}: {result.failed} of {result.failed + (result.completed or 0)} requests failed")
         self.progress.levels[name] = result
         overhead = event["wall_s"] - (event.get("duration_s") or 0)
-        self.progress.note(f"{name}:", f"{name}: {event['wall_s']:.2f} s wall, {overhead:.2f} s outside the benchmark window")
+        again = (f"; ran {event['attempts']} times to last at least {job.min_s:g} s ({event.get('num_prompts')} requests)"
+                 if event.get("attempts", 1) > 1 else "")
+        self.progress.note(f"{name}:", f"{name}: {event['wall_s']:.2f} s wall, {overhead:.2f} s outside the benchmark window{again}")
