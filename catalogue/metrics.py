@@ -24,6 +24,8 @@ class Metric:
     """A rate summed over the servers, so it is divided by the node count when set-ups are compared."""
     get: Callable[[LevelResult], float | int | None]
     """How to read it from a level."""
+    spread: Callable[[LevelResult], float | None] | None = None
+    """Its standard deviation in the same unit, when the run gives one (shown as ±)."""
 
     @property
     def header(self) -> str:
@@ -64,10 +66,10 @@ METRICS: list[Metric] = [
     Metric("generation_tps", "Generation", "tok/s", True, True, lambda lv: lv.generation_tps),
     Metric("peak_tps", "Peak", "tok/s", True, True, published_peak),
     Metric("total_tps", "Total", "tok/s", True, True, lambda lv: lv.total_tps),
-    Metric("ttft_mean_ms", "TTFT mean", "ms", False, False, _stat("ttft_ms", "mean")),
+    Metric("ttft_mean_ms", "TTFT mean", "ms", False, False, _stat("ttft_ms", "mean"), _stat("ttft_ms", "std")),
     Metric("ttft_p99_ms", "TTFT p99", "ms", False, False, _stat("ttft_ms", "p99")),
-    Metric("itl_mean_ms", "ITL mean", "ms", False, False, _stat("itl_ms", "mean")),
-    Metric("e2e_mean_ms", "E2E mean", "ms", False, False, _stat("e2e_ms", "mean")),
+    Metric("itl_mean_ms", "ITL mean", "ms", False, False, _stat("itl_ms", "mean"), _stat("itl_ms", "std")),
+    Metric("e2e_mean_ms", "E2E mean", "ms", False, False, _stat("e2e_ms", "mean"), _stat("e2e_ms", "std")),
     Metric("completed", "Completed", "", True, False, lambda lv: lv.completed),
     Metric("failed", "Failed", "", False, False, lambda lv: lv.failed),
     Metric("stdev", "Stdev", "", False, False, lambda lv: lv.stdev),

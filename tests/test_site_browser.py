@@ -90,6 +90,9 @@ def test_index_filters(open_page):
     page.select_option("select[data-filter=topology]", "")
     page.fill("input[data-filter=text]", "least-busy")
     assert page.locator("#rc-count").text_content() == "1 recipe(s)"
+    page.fill("input[data-filter=text]", "")
+    page.select_option("select[data-filter=vllm]", "0.29")  # every seed recipe's flags parse on 0.29
+    assert page.locator("#rc-count").text_content() == "7 recipe(s)"
 
 
 def test_recipe_chart_has_one_point_per_level(open_page):

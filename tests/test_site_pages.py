@@ -147,3 +147,19 @@ def test_published_comparison_says_when_workloads_differ(entries):
     arena = [line for line in section.splitlines() if "Spark Arena" in line]
     assert len(arena) == 2 and all("not like for like" in line and "prompt 2,048 / output 128 tokens" in line for line in arena)
     assert "same workload" not in section
+
+
+def test_a_comparison_of_many_recipes_drops_none(tmp_path, repo):
+    import shutil
+
+    from catalogue.site.pages import render_compare
+
+    for i in range(8):
+        shutil.copytree(repo / "recipes" / "gptoss-120b-topology-solo", tmp_path / f"variant-{i}")
+    members = load_catalogue([tmp_path])
+    page = render_compare("openai/gpt-oss-120b", "dgx-spark", members).body
+    charts = page.split('class="rc-chart"')[1:]
+    assert len(charts) >= 4
+    for chart in charts:
+        assert chart.count('<button type="button" class="rc-key"') == 8
+        assert chart.count('class="rc-pts rc-s0 rc-d0"') == 1 and chart.count('class="rc-pts rc-s0 rc-d1"') == 1
