@@ -13,7 +13,7 @@ from pathlib import Path
 from catalogue.errors import CatalogueError
 from catalogue.flags.checkers import ArgvChecker, SnapshotChecker
 from catalogue.flags.snapshot import SNAPSHOT_DIR, FlagSnapshot, read_snapshot, version_key
-from catalogue.flags.validate import Finding, check_flags
+from catalogue.flags.validate import Finding, flag_errors
 from catalogue.loading import Entry
 
 
@@ -76,13 +76,20 @@ def _problem(finding: Finding, checker: ArgvChecker, others: list[FlagSnapshot])
     return (f"--{finding.flag}: " if finding.flag else "") + finding.message
 
 
-def drift_row(entry: Entry, checkers: list[SnapshotChecker]) -> list[DriftCell]:
-    """The recipe's verdict per release (image-only flags are the image's business, not upstream's)."""
+def drift_row(entry: Entry, checkers: list[SnapshotChecker], known: dict[str, list[Finding]] | None = None) -> list[DriftCell]:
+    """The recipe's verdict per release (image-only flags are the image's business, not upstream's).
+
+    `known`: errors already found for a version (the build's main check), reused instead of checking again.
+    """
     snapshots = [c.snapshot for c in checkers]
     cells = []
     for checker in checkers:
         others = [s for s in snapshots if s is not checker.snapshot]
-        errors = [f for f in check_flags(entry, checker) if f.level == "error"]
+        version = checker.snapshot.vllm_version
+        if known is not None and version in known:
+            errors = [f for f in known[version] if f.level == "error" and "in " not in f.vllm.removeprefix("vLLM ")]
+        else:
+            errors = flag_errors(entry, checker)
         cells.append(DriftCell(checker.snapshot.vllm_version, not errors, tuple(_problem(f, checker, others) for f in errors)))
     return cells
 

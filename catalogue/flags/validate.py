@@ -66,6 +66,14 @@ def explain(message: str, checker: ArgvChecker, name: str) -> str:
     return " ".join(message.split())
 
 
+def flag_errors(entry: Entry, checker: ArgvChecker) -> list[Finding]:
+    """Only the errors of the recipe's upstream flags (what decides whether a vLLM accepts them)."""
+    recipe, file = entry.recipe, entry.folder / RECIPE_FILE
+    version = f"vLLM {checker.snapshot.vllm_version}"
+    upstream = {n: v for n, v in recipe.serving.flags.items() if n not in recipe.serving.image_flags}
+    return _parse_findings(file, recipe.model_arg, upstream, checker, version) + _registry_findings(file, upstream, checker, version)
+
+
 def check_flags(entry: Entry, checker: ArgvChecker, image_checker: ArgvChecker | None = None) -> list[Finding]:
     """Every finding for the recipe's flags."""
     recipe, file = entry.recipe, entry.folder / RECIPE_FILE

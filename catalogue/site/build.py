@@ -100,7 +100,7 @@ def prepare(
         if isinstance(entry, Broken):
             out.append(entry)
             continue
-        drift = drift_row(entry, list(releases))
+        drift = drift_row(entry, list(releases), {checker.snapshot.vllm_version.split("+")[0]: findings[entry.id]})
         validation = Validation(checker.snapshot.vllm_version, checked_on, checker.source, findings[entry.id], drift)
         out.append(Prepared(entry, validation, None if validation.errors else recipe_body(entry, validation)))
     return out
