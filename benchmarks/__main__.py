@@ -50,8 +50,12 @@ def bench_build(sizes: list[int], repeats: int = 3) -> None:
             times = []
             for _ in range(repeats):
                 start = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)], cwd=REPO, check=True,
-                               env=_env(CATALOGUE_RECIPE_ROOTS=_roots(root)))
+                subprocess.run(
+                    [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)],
+                    cwd=REPO,
+                    check=True,
+                    env=_env(CATALOGUE_RECIPE_ROOTS=_roots(root)),
+                )
                 times.append(time.perf_counter() - start)
             best, median = min(times), statistics.median(times)
             print(f"{n:>8} {best:>8.2f} {median:>9.2f} {_size_mb(out):>8.1f} {1000 * median / n:>10.1f}", flush=True)
@@ -63,9 +67,14 @@ def bench_serve_edit(n: int = 100) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = make_catalogue(Path(tmp) / "recipes", n)
         port = _free_port()
-        proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
-                                cwd=REPO, env=_env(CATALOGUE_RECIPE_ROOTS=_roots(root)), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
+            cwd=REPO,
+            env=_env(CATALOGUE_RECIPE_ROOTS=_roots(root)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         url = f"http://127.0.0.1:{port}/recipes/synthetic-0007/"
         try:
             _wait_for(url, "Synthetic recipe 7", 120)
@@ -105,13 +114,12 @@ t0 = time.perf_counter()
 from catalogue.flags.extract import extract_snapshot
 extract_snapshot()
 cold = time.perf_counter() - t0
-from catalogue.flags.checkers import LiveChecker
 from catalogue.flags.select import validate_entries
-from catalogue.flags.extract import installed_snapshot
+from catalogue.flags.extract import live_checker
 from catalogue.loading import load_catalogue
 from benchmarks.synthetic import make_catalogue
 t1 = time.perf_counter()
-checker = LiveChecker(installed_snapshot())
+checker = live_checker()
 setup = time.perf_counter() - t1
 with tempfile.TemporaryDirectory() as tmp:
     entries = load_catalogue([make_catalogue(Path(tmp), 100)])
@@ -139,8 +147,12 @@ def bench_runner() -> None:
         subprocess.run(["cp", "-r", str(REPO / "examples"), str(root)], check=True)
         port = _free_port()
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "catalogue", "--root", str(root), "refresh", "tiny-cpu", "--port", str(port)],
-                       cwd=REPO, check=True, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "catalogue", "--root", str(root), "refresh", "tiny-cpu", "--port", str(port)],
+            cwd=REPO,
+            check=True,
+            stderr=subprocess.DEVNULL,
+        )
         ours = time.perf_counter() - start
         run_file = next((root / "tiny-cpu" / "runs").glob("*.json"))
         run = json.loads(run_file.read_text())
@@ -150,18 +162,45 @@ def bench_runner() -> None:
         print("outside the bench window per level: " + ", ".join(f"{o:.2f} s" for o in overheads))
         serve = run["provenance"]["serve_command"]
         bench = run["provenance"]["bench_commands"][0]
-        base = bench[: bench.index("--num-prompts")] + bench[bench.index("--num-warmups") : bench.index("--save-result")]
-        params = [{"num_prompts": int(c[c.index("--num-prompts") + 1]), "max_concurrency": int(c[c.index("--max-concurrency") + 1])}
-                  for c in run["provenance"]["bench_commands"]]
+        base = (
+            bench[: bench.index("--num-prompts")] + bench[bench.index("--num-warmups") : bench.index("--save-result")]
+        )
+        params = [
+            {
+                "num_prompts": int(c[c.index("--num-prompts") + 1]),
+                "max_concurrency": int(c[c.index("--max-concurrency") + 1]),
+            }
+            for c in run["provenance"]["bench_commands"]
+        ]
         (Path(tmp) / "params.json").write_text(json.dumps(params))
         start = time.perf_counter()
-        subprocess.run(["vllm", "bench", "sweep", "serve", "--serve-cmd", shlex.join(serve), "--bench-cmd", shlex.join(base),
-                        "--bench-params", str(Path(tmp) / "params.json"), "-o", str(Path(tmp) / "sweep"), "--num-runs", "1"],
-                       cwd=REPO, stdout=subprocess.DEVNULL, stderr=open(Path(tmp) / "sweep.log", "w"),
-                       env={**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"})
+        subprocess.run(
+            [
+                "vllm",
+                "bench",
+                "sweep",
+                "serve",
+                "--serve-cmd",
+                shlex.join(serve),
+                "--bench-cmd",
+                shlex.join(base),
+                "--bench-params",
+                str(Path(tmp) / "params.json"),
+                "-o",
+                str(Path(tmp) / "sweep"),
+                "--num-runs",
+                "1",
+            ],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=open(Path(tmp) / "sweep.log", "w"),
+            env={**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"},
+        )
         theirs = time.perf_counter() - start
         if not list((Path(tmp) / "sweep").rglob("summary.json")):
-            print("vllm bench sweep serve failed:\n" + "\n".join((Path(tmp) / "sweep.log").read_text().splitlines()[-15:]))
+            print(
+                "vllm bench sweep serve failed:\n" + "\n".join((Path(tmp) / "sweep.log").read_text().splitlines()[-15:])
+            )
             return
         print(f"vllm bench sweep serve, same server and 3 levels: {theirs:.1f} s")
         print(f"ratio refresh / sweep serve: {ours / theirs:.2f}")

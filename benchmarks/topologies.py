@@ -15,9 +15,9 @@ import yaml
 from benchmarks.synthetic import REPO
 
 sys.path.insert(0, str(REPO / "tools"))
-import docker_env  # noqa: E402
+import docker_env
 
-from runner.plan import CACHE_ROOT  # noqa: E402
+from runner.plan import CACHE_ROOT
 
 EXAMPLES = ("tiny-cpu-docker", "tiny-cpu-cluster", "tiny-cpu-replicas")
 
@@ -25,8 +25,12 @@ EXAMPLES = ("tiny-cpu-docker", "tiny-cpu-cluster", "tiny-cpu-replicas")
 def _refresh(root: Path, recipe_id: str) -> tuple[float, dict, list[dict]]:
     """Wall time of one refresh, its run file and its client events."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "catalogue", "--root", str(root), "refresh", recipe_id], cwd=REPO, check=True,
-                   stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "catalogue", "--root", str(root), "refresh", recipe_id],
+        cwd=REPO,
+        check=True,
+        stderr=subprocess.DEVNULL,
+    )
     wall = time.perf_counter() - start
     run_file = sorted((root / recipe_id / "runs").glob("*.json"))[-1]
     events = [json.loads(x) for x in (run_file.with_suffix("") / "events.jsonl").read_text().splitlines()]
@@ -48,10 +52,14 @@ def bench_topologies() -> None:
             for recipe_id in EXAMPLES:
                 shutil.copytree(REPO / "examples" / recipe_id, root / recipe_id, ignore=shutil.ignore_patterns("runs"))
                 wall, run, events = _refresh(root, recipe_id)
-                overheads = [f"{e['name']} {e['wall_s'] - e['duration_s']:.2f} s" for e in events if e["kind"] == "level"]
+                overheads = [
+                    f"{e['name']} {e['wall_s'] - e['duration_s']:.2f} s" for e in events if e["kind"] == "level"
+                ]
                 router = next((n for n in run["notes"] if n.startswith("router live")), None)
-                print(f"{recipe_id}: refresh {wall:.1f} s; docker run -> healthy {_healthy_s(run)}"
-                      + (f"; {router}" if router else ""))
+                print(
+                    f"{recipe_id}: refresh {wall:.1f} s; docker run -> healthy {_healthy_s(run)}"
+                    + (f"; {router}" if router else "")
+                )
                 print("  outside the bench window per level: " + ", ".join(overheads))
             bench_warm_boot(root)
     finally:
@@ -74,5 +82,7 @@ def bench_warm_boot(root: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
     cold = _refresh(root, recipe_id)[1]
     warm = _refresh(root, recipe_id)[1]
-    print(f"compiled tiny recipe (torch.compile on), docker run -> healthy: cold {_healthy_s(cold)}, "
-          f"warm {_healthy_s(warm)} (compile cache in {CACHE_ROOT}/<image>/<recipe>)")
+    print(
+        f"compiled tiny recipe (torch.compile on), docker run -> healthy: cold {_healthy_s(cold)}, "
+        f"warm {_healthy_s(warm)} (compile cache in {CACHE_ROOT}/<image>/<recipe>)"
+    )

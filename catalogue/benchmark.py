@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveInt, model_validator
 
@@ -37,7 +37,9 @@ class LevelResult(Strict):
     itl_ms: Stats | None = Field(None, description="Inter-token latency.")
     tpot_ms: Stats | None = Field(None, description="Time per output token after the first.")
     e2e_ms: Stats | None = Field(None, description="Request latency end to end.")
-    duration_s: NonNegativeFloat | None = Field(None, description="Length of the benchmark window, seconds, when known.")
+    duration_s: NonNegativeFloat | None = Field(
+        None, description="Length of the benchmark window, seconds, when known."
+    )
     completed: NonNegativeInt | None = Field(None, description="Requests that finished.")
     failed: NonNegativeInt | None = Field(None, description="Requests that failed.")
     stdev: NonNegativeFloat | None = Field(None, description="Standard deviation the source reports.")
@@ -83,12 +85,16 @@ class MeasuredProvenance(Strict):
     nodes: list[NodeCommand] = Field(default_factory=list, description="Every server of the run, when more than one.")
     router: dict[str, Any] | None = Field(None, description="The router's config (LiteLLM), for replica topologies.")
     router_version: str | None = Field(None, description="The router's release, e.g. 'LiteLLM 1.106.2'.")
-    image_id: str | None = Field(None, description="Content id of the image on the head host (what its tag meant then).")
-    client: str | None = Field(None, description="Where vLLM's benchmark client ran: in the image or in the host's venv.")
+    image_id: str | None = Field(
+        None, description="Content id of the image on the head host (what its tag meant then)."
+    )
+    client: str | None = Field(
+        None, description="Where vLLM's benchmark client ran: in the image or in the host's venv."
+    )
     client_vllm_version: str | None = Field(None, description="vLLM version of the benchmark client.")
 
 
-Provenance = Annotated[Union[ImportedProvenance, MeasuredProvenance], Field(discriminator="method")]
+Provenance = Annotated[ImportedProvenance | MeasuredProvenance, Field(discriminator="method")]
 
 
 class BenchmarkRun(Strict):
@@ -97,7 +103,9 @@ class BenchmarkRun(Strict):
     recorded_at: dt.datetime = Field(description="UTC time the run was recorded (names the file).")
     label: str | None = Field(None, description="What distinguishes this run, e.g. 'before tuning'.")
     provenance: Provenance = Field(description="Imported from a source or measured by the runner.")
-    workload: Workload | None = Field(None, description="What the client sent; null when the source does not say (compared with nothing).")
+    workload: Workload | None = Field(
+        None, description="What the client sent; null when the source does not say (compared with nothing)."
+    )
     levels: list[LevelResult] = Field(default_factory=list, description="Concurrency sweep results.")
     long_context: list[LevelResult] = Field(default_factory=list, description="Long-context results.")
     complete: bool = Field(True, description="False when the run stopped early.")
@@ -125,7 +133,7 @@ class BenchmarkRun(Strict):
     @property
     def stamp(self) -> str:
         """File stem: the UTC recording time."""
-        return self.recorded_at.astimezone(dt.timezone.utc).strftime(RUN_STAMP_FORMAT)
+        return self.recorded_at.astimezone(dt.UTC).strftime(RUN_STAMP_FORMAT)
 
     def level(self, concurrency: int) -> LevelResult | None:
         """The result at a concurrency level, if measured."""

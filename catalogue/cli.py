@@ -19,9 +19,12 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check recipes, runs and flags; writes nothing")
     val.add_argument("ids", nargs="*", help="recipe ids (default: all)")
     val.add_argument("--snapshot", type=Path, help="validate flags against this flag snapshot, not installed vLLM")
-    val.add_argument("--vllm", metavar="VERSION",
-                     help="validate against the committed snapshot of this vLLM release (e.g. 0.31), "
-                     "or 'all': every committed release, one verdict per recipe and release")
+    val.add_argument(
+        "--vllm",
+        metavar="VERSION",
+        help="validate against the committed snapshot of this vLLM release (e.g. 0.31), "
+        "or 'all': every committed release, one verdict per recipe and release",
+    )
     val.add_argument("--no-flags", action="store_true", help="skip flag validation")
 
     exp = sub.add_parser("export", help="write the generated Markdown pages to a folder")
@@ -43,11 +46,17 @@ def _parser() -> argparse.ArgumentParser:
     ref.add_argument("--resume", action="store_true", help="finish the newest incomplete run")
     ref.add_argument("--local", action="store_true", help="run `vllm serve` as a local process, not in docker")
     ref.add_argument("--port", type=int, help="serve on this port instead of the recipe's")
-    ref.add_argument("--hosts", help="comma-separated hosts (local, a hosts-file name, ssh://user@host, a docker context); "
-                     "the first is the head; default: this machine")
+    ref.add_argument(
+        "--hosts",
+        help="comma-separated hosts (local, a hosts-file name, ssh://user@host, a docker context); "
+        "the first is the head; default: this machine",
+    )
     ref.add_argument("--hosts-file", type=Path, help="hosts file (default: hosts.yaml when present)")
-    ref.add_argument("--client", choices=["image", "host"],
-                     help="where vLLM's benchmark client runs: in the recipe's image (default with an image) or this venv")
+    ref.add_argument(
+        "--client",
+        choices=["image", "host"],
+        help="where vLLM's benchmark client runs: in the recipe's image (default with an image) or this venv",
+    )
     ref.add_argument("--router-port", type=int, help="port of the LiteLLM router of replica recipes (default 4000)")
     return parser
 
@@ -79,8 +88,18 @@ def main(argv: list[str] | None = None) -> int:
             return run_dump(args.out, args.image)
         from runner.refresh import run_refresh
 
-        return run_refresh(roots, args.id, dry_run=args.dry_run, resume=args.resume, local=args.local, port=args.port,
-                           hosts=args.hosts, hosts_file=args.hosts_file, client=args.client, router_port=args.router_port)
+        return run_refresh(
+            roots,
+            args.id,
+            dry_run=args.dry_run,
+            resume=args.resume,
+            local=args.local,
+            port=args.port,
+            hosts=args.hosts,
+            hosts_file=args.hosts_file,
+            client=args.client,
+            router_port=args.router_port,
+        )
     except CatalogueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

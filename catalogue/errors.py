@@ -68,8 +68,10 @@ def from_validation(path: Path, exc: ValidationError, text: str | None = None) -
         message = "unknown field"
     elif first["type"] == "missing":
         message = "required field is missing"
-    if "input" in first and first["type"] not in ("missing", "extra_forbidden") and not isinstance(
-        first["input"], (dict, list)
+    if (
+        "input" in first
+        and first["type"] not in ("missing", "extra_forbidden")
+        and not isinstance(first["input"], (dict, list))
     ):
         message += f" (got {first['input']!r})"
     line = yaml_line(text, loc) if text is not None else None

@@ -40,7 +40,7 @@ def split_map(func: Callable[[Sequence[T]], list[R]], items: Sequence[T]) -> lis
     def child() -> None:
         try:
             writer.send((True, func(items[:half])))
-        except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
+        except BaseException as exc:
             writer.send((False, exc))
 
     process = context.Process(target=child, daemon=True)
@@ -49,7 +49,7 @@ def split_map(func: Callable[[Sequence[T]], list[R]], items: Sequence[T]) -> lis
     try:
         try:
             mine, my_error = func(items[half:]), None
-        except Exception as exc:  # noqa: BLE001 - raised below, after the child's (earlier) items
+        except Exception as exc:
             mine, my_error = [], exc
         ok, theirs = reader.recv()
         if not ok:

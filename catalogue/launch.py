@@ -6,8 +6,8 @@ import json
 import shlex
 from typing import Any
 
-from catalogue.workload import Workload
 from catalogue.recipe import FlagValue, Recipe
+from catalogue.workload import Workload
 
 
 def flag_words(name: str, value: FlagValue) -> list[str]:
@@ -77,32 +77,59 @@ def prompts_for(recipe: Recipe, concurrency: int) -> int:
 def sweep_workload(recipe: Recipe, tool_version: str | None = None) -> Workload:
     """The workload `bench_argv` sends, as the run file records it (the key comparisons group by)."""
     sweep = recipe.sweep
-    return Workload(tool="vllm bench serve", tool_version=tool_version, dataset="random", input_len=sweep.input_len,
-                    output_len=sweep.output_len, prompts_per_level=f"max({sweep.prompts_per_level}, {sweep.prompts_per_stream} × concurrency)"
-                    + (f", more if a level lasts under {sweep.min_level_s:g} s" if sweep.min_level_s else ""),
-                    repetitions=1)
+    return Workload(
+        tool="vllm bench serve",
+        tool_version=tool_version,
+        dataset="random",
+        input_len=sweep.input_len,
+        output_len=sweep.output_len,
+        prompts_per_level=f"max({sweep.prompts_per_level}, {sweep.prompts_per_stream} × concurrency)"
+        + (f", more if a level lasts under {sweep.min_level_s:g} s" if sweep.min_level_s else ""),
+        repetitions=1,
+    )
 
 
-def bench_argv(recipe: Recipe, concurrency: int, base_url: str = "http://127.0.0.1:8000", input_len: int | None = None,
-               prompts: int | None = None) -> list[str]:
+def bench_argv(
+    recipe: Recipe,
+    concurrency: int,
+    base_url: str = "http://127.0.0.1:8000",
+    input_len: int | None = None,
+    prompts: int | None = None,
+) -> list[str]:
     """`vllm bench serve` for one level of the recipe's sweep (random prompts, fixed lengths)."""
     sweep = recipe.sweep
     model = recipe.serving.flags.get("served-model-name", recipe.model_arg)
     return [
-        "vllm", "bench", "serve",
-        "--backend", "openai",
-        "--base-url", base_url,
-        "--endpoint", "/v1/completions",
-        "--model", str(model),
-        "--tokenizer", recipe.model_arg,
-        "--dataset-name", "random",
-        "--random-input-len", str(input_len or sweep.input_len),
-        "--random-output-len", str(sweep.output_len),
-        "--num-prompts", str(prompts or prompts_for(recipe, concurrency)),
-        "--max-concurrency", str(concurrency),
-        "--num-warmups", str(sweep.warmups),
-        "--ready-check-timeout-sec", "0",
+        "vllm",
+        "bench",
+        "serve",
+        "--backend",
+        "openai",
+        "--base-url",
+        base_url,
+        "--endpoint",
+        "/v1/completions",
+        "--model",
+        str(model),
+        "--tokenizer",
+        recipe.model_arg,
+        "--dataset-name",
+        "random",
+        "--random-input-len",
+        str(input_len or sweep.input_len),
+        "--random-output-len",
+        str(sweep.output_len),
+        "--num-prompts",
+        str(prompts or prompts_for(recipe, concurrency)),
+        "--max-concurrency",
+        str(concurrency),
+        "--num-warmups",
+        str(sweep.warmups),
+        "--ready-check-timeout-sec",
+        "0",
         "--ignore-eos",
-        "--percentile-metrics", "ttft,tpot,itl,e2el",
-        "--metric-percentiles", "50,90,99",
+        "--percentile-metrics",
+        "ttft,tpot,itl,e2el",
+        "--metric-percentiles",
+        "50,90,99",
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
@@ -14,7 +14,7 @@ from catalogue.workload import Workload
 FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-FlagValue = Union[bool, int, float, str, list[Any], dict[str, Any]]
+FlagValue = bool | int | float | str | list[Any] | dict[str, Any]
 """A flag's value: `true` for a switch, a scalar, or a list/mapping rendered as JSON."""
 
 
@@ -22,7 +22,9 @@ class Hardware(Strict):
     """The machine the recipe runs on."""
 
     name: str = Field(min_length=1, description="Product name, e.g. 'ASUS GX10 / NVIDIA DGX Spark'.")
-    platform: str = Field(pattern=r"^[a-z0-9-]+$", description="Slug that groups comparable machines, e.g. 'dgx-spark'.")
+    platform: str = Field(
+        pattern=r"^[a-z0-9-]+$", description="Slug that groups comparable machines, e.g. 'dgx-spark'."
+    )
     accelerator: str = Field(min_length=1, description="Chip, e.g. 'GB10 Superchip'.")
     memory_gb: PositiveFloat = Field(description="Memory per node usable by the model, in GB.")
     memory_type: str | None = Field(None, description="Memory technology, e.g. 'LPDDR5x unified'.")
@@ -55,7 +57,7 @@ class ReplicasTopology(Strict):
     routing_strategy: str = Field(min_length=1, description="How the router picks a replica, e.g. 'simple-shuffle'.")
 
 
-Topology = Annotated[Union[SoloTopology, ClusterTopology, ReplicasTopology], Field(discriminator="kind")]
+Topology = Annotated[SoloTopology | ClusterTopology | ReplicasTopology, Field(discriminator="kind")]
 
 
 class Container(Strict):
@@ -124,7 +126,9 @@ class Comparison(Strict):
     concurrency: PositiveInt = Field(description="Concurrency level of their figure.")
     metric: Metric = Field("generation_tps", description="Which of our figures it compares with.")
     value: PositiveFloat = Field(description="Their figure.")
-    workload: Workload | None = Field(None, description="How they measured; null when not stated (then it is no like-for-like).")
+    workload: Workload | None = Field(
+        None, description="How they measured; null when not stated (then it is no like-for-like)."
+    )
 
 
 class Sweep(Strict):
@@ -136,8 +140,12 @@ class Sweep(Strict):
     prompts_per_level: PositiveInt = Field(description="Minimum requests per level.")
     prompts_per_stream: PositiveInt = Field(4, description="Requests per concurrent stream, for a steady state.")
     warmups: int = Field(0, ge=0, description="Warm-up requests before each level.")
-    min_level_s: float = Field(10.0, ge=0, description="Shortest benchmark window of a level; a shorter one runs again with "
-                               "more prompts (0: off). A one-second peak needs several whole seconds.")
+    min_level_s: float = Field(
+        10.0,
+        ge=0,
+        description="Shortest benchmark window of a level; a shorter one runs again with "
+        "more prompts (0: off). A one-second peak needs several whole seconds.",
+    )
     long_context: list[PositiveInt] = Field(default_factory=list, description="Prompt lengths of long-context levels.")
     health_timeout_s: PositiveInt = Field(1800, description="How long a cold boot may take before /health answers.")
 

@@ -135,8 +135,9 @@ def layout(recipe: Recipe, nodes: list[Node], flags: dict[str, Any] | None = Non
     options = list(serving.container.options) if serving.container else []
     if serving.container and serving.container.name:
         options = ["--name", serving.container.name, *options]
-    base = ServerLaunch("server", nodes[0], [], int(flags.get("port", DEFAULT_PORT)), serving.image, options,
-                        dict(serving.env))
+    base = ServerLaunch(
+        "server", nodes[0], [], int(flags.get("port", DEFAULT_PORT)), serving.image, options, dict(serving.env)
+    )
     topology = recipe.topology
     if isinstance(topology, ClusterTopology):
         return _cluster(recipe, topology, nodes, flags, base)
@@ -149,8 +150,9 @@ def _serve(recipe: Recipe, flags: dict[str, Any]) -> list[str]:
     return ["vllm", "serve", recipe.model_arg, *flags_argv(flags)]
 
 
-def _cluster(recipe: Recipe, topology: ClusterTopology, nodes: list[Node], flags: dict[str, Any],
-             base: ServerLaunch) -> Layout:
+def _cluster(
+    recipe: Recipe, topology: ClusterTopology, nodes: list[Node], flags: dict[str, Any], base: ServerLaunch
+) -> Layout:
     if len(nodes) < topology.nodes:
         raise ValueError(f"topology.nodes is {topology.nodes} but {len(nodes)} node(s) were given")
     nodes = nodes[: topology.nodes]
@@ -158,30 +160,59 @@ def _cluster(recipe: Recipe, topology: ClusterTopology, nodes: list[Node], flags
     if flags.get("distributed-executor-backend") == "ray":
         # Ray: every node joins one Ray cluster (VLLM_HOST_IP says which address is its own), then `vllm serve`
         # runs once, on the head, and Ray places the tensor-parallel workers.
-        servers = [replace(base, role="head (Ray head)", node=head, env={**base.env, "VLLM_HOST_IP": head.address},
-                           serve=["ray", "start", "--head", "--port", str(RAY_PORT), "--node-ip-address", head.address,
-                                  "--block"],
-                           exec_serve=_serve(recipe, flags))]
-        servers += [replace(base, role=f"worker {i} (Ray worker)", node=node, port=None,
-                            env={**base.env, "VLLM_HOST_IP": node.address},
-                            serve=["ray", "start", "--address", f"{head.address}:{RAY_PORT}", "--node-ip-address",
-                                   node.address, "--block"])
-                    for i, node in enumerate(nodes[1:], start=1)]
+        servers = [
+            replace(
+                base,
+                role="head (Ray head)",
+                node=head,
+                env={**base.env, "VLLM_HOST_IP": head.address},
+                serve=["ray", "start", "--head", "--port", str(RAY_PORT), "--node-ip-address", head.address, "--block"],
+                exec_serve=_serve(recipe, flags),
+            )
+        ]
+        servers += [
+            replace(
+                base,
+                role=f"worker {i} (Ray worker)",
+                node=node,
+                port=None,
+                env={**base.env, "VLLM_HOST_IP": node.address},
+                serve=[
+                    "ray",
+                    "start",
+                    "--address",
+                    f"{head.address}:{RAY_PORT}",
+                    "--node-ip-address",
+                    node.address,
+                    "--block",
+                ],
+            )
+            for i, node in enumerate(nodes[1:], start=1)
+        ]
         return Layout("cluster", servers, None, ray=True)
     master_port = int(flags.get("master-port", MASTER_PORT))
     servers = []
     for rank, node in enumerate(nodes):
-        node_flags = {key: value for key, value in flags.items() if key not in ("master-addr", "master-port", "nnodes", "node-rank")}
-        node_flags.update({"nnodes": topology.nodes, "node-rank": rank, "master-addr": head.address, "master-port": master_port})
+        node_flags = {
+            key: value
+            for key, value in flags.items()
+            if key not in ("master-addr", "master-port", "nnodes", "node-rank")
+        }
+        node_flags.update(
+            {"nnodes": topology.nodes, "node-rank": rank, "master-addr": head.address, "master-port": master_port}
+        )
         if rank:
             node_flags["headless"] = True
         role = "head (rank 0)" if rank == 0 else f"worker (rank {rank}, headless)"
-        servers.append(replace(base, role=role, node=node, serve=_serve(recipe, node_flags), port=None if rank else base.port))
+        servers.append(
+            replace(base, role=role, node=node, serve=_serve(recipe, node_flags), port=None if rank else base.port)
+        )
     return Layout("cluster", servers, None)
 
 
-def _replicas(recipe: Recipe, topology: ReplicasTopology, nodes: list[Node], flags: dict[str, Any],
-              base: ServerLaunch) -> Layout:
+def _replicas(
+    recipe: Recipe, topology: ReplicasTopology, nodes: list[Node], flags: dict[str, Any], base: ServerLaunch
+) -> Layout:
     servers = []
     taken: set[tuple[str, int]] = set()
     for i in range(topology.replicas):
@@ -191,7 +222,9 @@ def _replicas(recipe: Recipe, topology: ReplicasTopology, nodes: list[Node], fla
             port += 1
         taken.add((node.address, port))
         replica_flags = {**flags, "port": port} if port != base.port or "port" in flags else flags
-        servers.append(replace(base, role=f"replica {i + 1}", node=node, port=port, serve=_serve(recipe, replica_flags)))
+        servers.append(
+            replace(base, role=f"replica {i + 1}", node=node, port=port, serve=_serve(recipe, replica_flags))
+        )
     return Layout("replicas", servers, router_for(recipe, topology, servers))
 
 
@@ -199,8 +232,10 @@ def router_for(recipe: Recipe, topology: ReplicasTopology, servers: list[ServerL
     """LiteLLM's proxy config: one deployment per replica under the served model name, the recipe's strategy."""
     name = served_name(recipe)
     model_list = [
-        {"model_name": name,
-         "litellm_params": {"model": f"hosted_vllm/{name}", "api_base": f"{server.base_url}/v1", "api_key": "none"}}
+        {
+            "model_name": name,
+            "litellm_params": {"model": f"hosted_vllm/{name}", "api_base": f"{server.base_url}/v1", "api_key": "none"},
+        }
         for server in servers
     ]
     config = {

@@ -12,16 +12,36 @@ from catalogue.strict import Strict
 class Workload(Strict):
     """What the benchmark client sent. Runs are compared (deltas, winners) only when their workloads are equal."""
 
-    tool: str = Field(min_length=1, description="Client tool without its version, e.g. 'vllm bench serve', 'llama-benchy'.")
-    tool_version: str | None = Field(None, description="The tool's version, when known (not part of the comparison key).")
-    dataset: str | None = Field(None, description="Prompt source: 'random' (fixed lengths), a dataset, or the source's words; null: not stated.")
+    tool: str = Field(
+        min_length=1, description="Client tool without its version, e.g. 'vllm bench serve', 'llama-benchy'."
+    )
+    tool_version: str | None = Field(
+        None, description="The tool's version, when known (not part of the comparison key)."
+    )
+    dataset: str | None = Field(
+        None, description="Prompt source: 'random' (fixed lengths), a dataset, or the source's words; null: not stated."
+    )
     input_len: PositiveInt | None = Field(None, description="Prompt tokens per request; null: not stated.")
     output_len: PositiveInt | None = Field(None, description="Generated tokens per request; null: not stated.")
-    context_depth: NonNegativeInt = Field(0, description="Tokens already in the context before each prompt (llama-benchy's depth).")
-    prompts_per_level: str | None = Field(None, description="Requests per level: a number or the rule, e.g. 'max(8, 4 × concurrency)'.")
-    repetitions: PositiveInt | None = Field(None, description="Times each level ran (figures are means over them); null: not stated.")
+    context_depth: NonNegativeInt = Field(
+        0, description="Tokens already in the context before each prompt (llama-benchy's depth)."
+    )
+    prompts_per_level: str | None = Field(
+        None, description="Requests per level: a number or the rule, e.g. 'max(8, 4 × concurrency)'."
+    )
+    repetitions: PositiveInt | None = Field(
+        None, description="Times each level ran (figures are means over them); null: not stated."
+    )
 
-    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("tool", "dataset", "input_len", "output_len", "context_depth", "prompts_per_level", "repetitions")
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = (
+        "tool",
+        "dataset",
+        "input_len",
+        "output_len",
+        "context_depth",
+        "prompts_per_level",
+        "repetitions",
+    )
 
     @property
     def known(self) -> bool:
@@ -55,7 +75,9 @@ class Workload(Strict):
         out = []
         for name in self.KEY_FIELDS:
             mine, theirs = getattr(self, name), getattr(other, name)
-            if (str(mine).lower() if isinstance(mine, str) else mine) != (str(theirs).lower() if isinstance(theirs, str) else theirs):
+            if (str(mine).lower() if isinstance(mine, str) else mine) != (
+                str(theirs).lower() if isinstance(theirs, str) else theirs
+            ):
                 label = name.replace("_len", " length").replace("_", " ")
                 out.append(f"{label}: {_stated(mine)} vs {_stated(theirs)}")
         return out

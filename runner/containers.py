@@ -24,8 +24,9 @@ class OwnedOptions:
     changes: list[str]
 
 
-def own_options(options: list[str], *, name: str, labels: dict[str, str], network_host: bool,
-                cache_dir: str | None) -> OwnedOptions:
+def own_options(
+    options: list[str], *, name: str, labels: dict[str, str], network_host: bool, cache_dir: str | None
+) -> OwnedOptions:
     """Drop -d, --rm, --restart and --name; add our name and labels; host networking and the compile cache if asked."""
     kept: list[str] = []
     changes: list[str] = []
@@ -45,8 +46,14 @@ def own_options(options: list[str], *, name: str, labels: dict[str, str], networ
         owned += ["--network", "host"]
         changes.append("added --network host: nodes and the client reach each other by host address")
     if cache_dir:
-        owned += ["-v", f"{cache_dir}:{CACHE_MOUNT}", "-e", f"VLLM_CACHE_ROOT={CACHE_MOUNT}/vllm",
-                  "-e", f"TORCHINDUCTOR_CACHE_DIR={CACHE_MOUNT}/inductor"]
+        owned += [
+            "-v",
+            f"{cache_dir}:{CACHE_MOUNT}",
+            "-e",
+            f"VLLM_CACHE_ROOT={CACHE_MOUNT}/vllm",
+            "-e",
+            f"TORCHINDUCTOR_CACHE_DIR={CACHE_MOUNT}/inductor",
+        ]
     return OwnedOptions([*owned, *kept], changes)
 
 
@@ -63,8 +70,13 @@ def mounts_and_env(options: list[str]) -> list[str]:
 
 def labelled(host: Host, label: str) -> list[str]:
     """Ids of every container on `host` carrying `label` (key=value), running or not."""
-    out = subprocess.run([*host.docker_cli(), "ps", "-aq", "--filter", f"label={label}"], capture_output=True, text=True,
-                         check=False, timeout=60)
+    out = subprocess.run(
+        [*host.docker_cli(), "ps", "-aq", "--filter", f"label={label}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     return out.stdout.split()
 
 
@@ -78,6 +90,11 @@ def remove_labelled(host: Host, label: str) -> list[str]:
 
 def image_id(host: Host, image: str) -> str | None:
     """The image's content id on `host` (what `:latest` really was), or None when docker does not know it."""
-    out = subprocess.run([*host.docker_cli(), "image", "inspect", "--format", "{{.Id}}", image], capture_output=True,
-                         text=True, check=False, timeout=60)
+    out = subprocess.run(
+        [*host.docker_cli(), "image", "inspect", "--format", "{{.Id}}", image],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     return out.stdout.strip() or None if out.returncode == 0 else None

@@ -26,7 +26,6 @@ import time
 import traceback
 from pathlib import Path
 
-
 MAX_ATTEMPTS = 4
 MAX_GROWTH = 16
 
@@ -73,17 +72,31 @@ def main(jobs_path: Path, events_path: Path) -> int:
             try:
                 result = bench_main(args)
             except Exception as exc:  # the client's own failure: report it and stop
-                _event(events_path, kind="level", name=job["name"], ok=False, error=f"{type(exc).__name__}: {exc}",
-                       trace=traceback.format_exc(limit=3))
+                _event(
+                    events_path,
+                    kind="level",
+                    name=job["name"],
+                    ok=False,
+                    error=f"{type(exc).__name__}: {exc}",
+                    trace=traceback.format_exc(limit=3),
+                )
                 return 1
             duration = float(result.get("duration") or 0)
             if duration >= min_s or attempts >= MAX_ATTEMPTS or result.get("failed"):
                 break
             growth = min(MAX_GROWTH, 1.2 * min_s / max(duration, 0.05))
-            num_prompts = int(math.ceil(args.num_prompts * growth))
-        _event(events_path, kind="level", name=job["name"], ok=True, wall_s=time.monotonic() - job_start,
-               duration_s=result.get("duration"), failed=result.get("failed", 0), attempts=attempts,
-               num_prompts=args.num_prompts)
+            num_prompts = math.ceil(args.num_prompts * growth)
+        _event(
+            events_path,
+            kind="level",
+            name=job["name"],
+            ok=True,
+            wall_s=time.monotonic() - job_start,
+            duration_s=result.get("duration"),
+            failed=result.get("failed", 0),
+            attempts=attempts,
+            num_prompts=args.num_prompts,
+        )
     return 0
 
 

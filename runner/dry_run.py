@@ -12,7 +12,7 @@ from runner.plan import Plan, router_yaml
 KIND_LINES = {
     "solo": "one server",
     "cluster": "one server across nodes (vLLM's multi-node launcher: --nnodes, --node-rank, --master-addr; "
-               "--headless on workers)",
+    "--headless on workers)",
     "replicas": "independent servers behind a LiteLLM router",
 }
 
@@ -26,10 +26,14 @@ def _where(plan: Plan, host_name: str, docker: str | None, address: str) -> str:
 
 def describe(plan: Plan) -> str:
     """The dry-run text."""
-    kind = KIND_LINES[plan.kind] + (" with Ray (ray start on every node, then vllm serve on the head)" if plan.ray else "")
-    lines = [f"recipe {plan.recipe_id}: run {plan.stamp} -> {os.path.relpath(plan.run_file)}",
-             f"topology {plan.kind}: {kind}",
-             f"ready when {plan.api_node.base_url}/health answers (within {plan.health_timeout_s} s) and every node runs"]
+    kind = KIND_LINES[plan.kind] + (
+        " with Ray (ray start on every node, then vllm serve on the head)" if plan.ray else ""
+    )
+    lines = [
+        f"recipe {plan.recipe_id}: run {plan.stamp} -> {os.path.relpath(plan.run_file)}",
+        f"topology {plan.kind}: {kind}",
+        f"ready when {plan.api_node.base_url}/health answers (within {plan.health_timeout_s} s) and every node runs",
+    ]
     lines += [f"  note: {change}" for change in plan.changes]
     for host in plan.hosts:
         lines += ["", _where(plan, host.name, host.docker, host.address)]
@@ -42,13 +46,22 @@ def describe(plan: Plan) -> str:
             if node.exec_argv:
                 lines += ["    then, once every node has joined:", _indent(shell_command(node.exec_argv))]
     if plan.router is not None and plan.router_argv is not None:
-        lines += ["", f"router on this machine (LiteLLM proxy {LITELLM_VERSION}, routing_strategy "
-                      f"{plan.router.strategy}; master key made per run, passed as LITELLM_MASTER_KEY):",
-                  f"  config {os.path.relpath(plan.router_argv[2])}:", _indent(router_yaml(plan).rstrip()),
-                  _indent(shell_command(plan.router_argv))]
+        lines += [
+            "",
+            f"router on this machine (LiteLLM proxy {LITELLM_VERSION}, routing_strategy "
+            f"{plan.router.strategy}; master key made per run, passed as LITELLM_MASTER_KEY):",
+            f"  config {os.path.relpath(plan.router_argv[2])}:",
+            _indent(router_yaml(plan).rstrip()),
+            _indent(shell_command(plan.router_argv)),
+        ]
     where = f"inside {plan.image} on this machine" if plan.client == "image" else "in this Python environment"
-    lines += ["", f"benchmark client (vLLM's `vllm bench serve`, {where}; one process for every level):",
-              _indent(shell_command(plan.client_argv)), "", f"levels, measured at {plan.endpoint}:"]
+    lines += [
+        "",
+        f"benchmark client (vLLM's `vllm bench serve`, {where}; one process for every level):",
+        _indent(shell_command(plan.client_argv)),
+        "",
+        f"levels, measured at {plan.endpoint}:",
+    ]
     for job in plan.jobs:
         what = f"c={job.concurrency}" if job.prompt_tokens is None else f"long context {job.prompt_tokens} tokens, c=1"
         lines += [f"  {job.name} ({what}):", _indent(shell_command(job.argv))]

@@ -114,31 +114,44 @@ class Plan:
 
 def now_stamp() -> str:
     """The UTC time as a run stamp."""
-    return dt.datetime.now(dt.timezone.utc).strftime(RUN_STAMP_FORMAT)
+    return dt.datetime.now(dt.UTC).strftime(RUN_STAMP_FORMAT)
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def make_plan(entry: Entry, *, hosts: list[Host] | None = None, local: bool = False, port: int | None = None,
-              stamp: str | None = None, client: str | None = None, router_port: int | None = None,
-              cache_root: str | None = CACHE_ROOT) -> Plan:
+def make_plan(
+    entry: Entry,
+    *,
+    hosts: list[Host] | None = None,
+    local: bool = False,
+    port: int | None = None,
+    stamp: str | None = None,
+    client: str | None = None,
+    router_port: int | None = None,
+    cache_root: str | None = CACHE_ROOT,
+) -> Plan:
     """The plan for one recipe on `hosts`; `local` runs `vllm serve` as processes on this machine, not in docker."""
     recipe = entry.recipe
     hosts = hosts or [LOCAL]
     stamp = stamp or now_stamp()
     docker = recipe.serving.image is not None and not local
     if not docker and any(not h.is_local for h in hosts):
-        raise CatalogueError(entry.folder / "recipe.yaml", "a local process runs on this machine only: give an image "
-                             "(serving.image) to run on other hosts")
+        raise CatalogueError(
+            entry.folder / "recipe.yaml",
+            "a local process runs on this machine only: give an image (serving.image) to run on other hosts",
+        )
     flags = dict(recipe.serving.flags)
     if port is not None:
         flags["port"] = port
     model_path = recipe.serving.model_path
     if model_path and not docker and (entry.folder / model_path).exists():
-        recipe = recipe.model_copy(update={"serving": recipe.serving.model_copy(
-            update={"model_path": str((entry.folder / model_path).resolve())})})
+        recipe = recipe.model_copy(
+            update={
+                "serving": recipe.serving.model_copy(update={"model_path": str((entry.folder / model_path).resolve())})
+            }
+        )
     wanted = needs_nodes(recipe)
     if isinstance(recipe.topology, ClusterTopology) and len(hosts) < wanted:
         hosts = hosts + [hosts[-1]] * (wanted - len(hosts)) if all(h.is_local for h in hosts) else hosts
@@ -155,8 +168,13 @@ def make_plan(entry: Entry, *, hosts: list[Host] | None = None, local: bool = Fa
         name = f"catalogue-{entry.id}" if len(lay.servers) == 1 else f"catalogue-{entry.id}-{i}"
         if docker:
             cache = f"{cache_root}/{_slug(str(server.image))}/{entry.id}" if cache_root else None
-            owned = own_options(server.options, name=name, labels={**labels, "catalogue.node": str(i)},
-                                network_host=lay.kind != "solo", cache_dir=cache)
+            owned = own_options(
+                server.options,
+                name=name,
+                labels={**labels, "catalogue.node": str(i)},
+                network_host=lay.kind != "solo",
+                cache_dir=cache,
+            )
             changes += [c for c in owned.changes if c not in changes]
             argv = [*host.docker_cli(), *server.docker_argv(owned.options)[1:]]
             exec_argv = [*host.docker_cli(), "exec", name, *server.exec_serve] if server.exec_serve else None
@@ -170,17 +188,37 @@ def make_plan(entry: Entry, *, hosts: list[Host] | None = None, local: bool = Fa
             nodes.append(NodeRun(server.role, host, server.serve, env, None, server.base_url, server.exec_serve))
     client = client or ("image" if docker else "host")
     if client == "image" and not docker:
-        raise CatalogueError(entry.folder / "recipe.yaml", "--client image needs a recipe with an image (serving.image)")
+        raise CatalogueError(
+            entry.folder / "recipe.yaml", "--client image needs a recipe with an image (serving.image)"
+        )
     router, router_argv, endpoint = _router(lay, stamp, entry, router_port)
     raw_for_client = RAW_IN_CONTAINER if client == "image" else str(entry.folder / RUNS_DIR / stamp)
     jobs = _jobs(entry, recipe, endpoint, raw_for_client, stamp)
     image = recipe.serving.image if docker else None
-    plan = Plan(entry.id, entry.folder, stamp, lay.kind, nodes, endpoint, recipe.sweep.health_timeout_s, client, [],
-                jobs, [], image, router, router_argv, changes, lay.ray)
+    plan = Plan(
+        entry.id,
+        entry.folder,
+        stamp,
+        lay.kind,
+        nodes,
+        endpoint,
+        recipe.sweep.health_timeout_s,
+        client,
+        [],
+        jobs,
+        [],
+        image,
+        router,
+        router_argv,
+        changes,
+        lay.ray,
+    )
     return _with_client(plan, recipe.serving.container.options if recipe.serving.container else [])
 
 
-def _router(lay: Layout, stamp: str, entry: Entry, router_port: int | None) -> tuple[RouterLaunch | None, list[str] | None, str]:
+def _router(
+    lay: Layout, stamp: str, entry: Entry, router_port: int | None
+) -> tuple[RouterLaunch | None, list[str] | None, str]:
     """LiteLLM on this machine, listening on loopback, with a master key the runner makes per run."""
     if lay.router is None:
         return None, None, lay.endpoint()
@@ -193,15 +231,32 @@ def _router(lay: Layout, stamp: str, entry: Entry, router_port: int | None) -> t
 
 def _jobs(entry: Entry, recipe, endpoint: str, raw: str, stamp: str) -> list[Job]:
     """Every concurrency level, then every long-context prompt length at c=1, each saving its raw JSON."""
-    def save(name: str) -> list[str]:
-        return ["--save-result", "--result-dir", raw, "--result-filename", f"{name}.json",
-                "--metadata", f"recipe={entry.id}", f"run={stamp}"]
 
-    jobs = [Job(f"c{c}", c, None, [*bench_argv(recipe, c, endpoint), *save(f"c{c}")], recipe.sweep.min_level_s)
-            for c in recipe.sweep.concurrency]
-    jobs += [Job(f"ctx{n}", 1, n, [*bench_argv(recipe, 1, endpoint, input_len=n, prompts=recipe.sweep.prompts_per_stream),
-                                   *save(f"ctx{n}")])
-             for n in recipe.sweep.long_context]
+    def save(name: str) -> list[str]:
+        return [
+            "--save-result",
+            "--result-dir",
+            raw,
+            "--result-filename",
+            f"{name}.json",
+            "--metadata",
+            f"recipe={entry.id}",
+            f"run={stamp}",
+        ]
+
+    jobs = [
+        Job(f"c{c}", c, None, [*bench_argv(recipe, c, endpoint), *save(f"c{c}")], recipe.sweep.min_level_s)
+        for c in recipe.sweep.concurrency
+    ]
+    jobs += [
+        Job(
+            f"ctx{n}",
+            1,
+            n,
+            [*bench_argv(recipe, 1, endpoint, input_len=n, prompts=recipe.sweep.prompts_per_stream), *save(f"ctx{n}")],
+        )
+        for n in recipe.sweep.long_context
+    ]
     return jobs
 
 
@@ -211,18 +266,65 @@ def _with_client(plan: Plan, recipe_options: list[str]) -> Plan:
     jobs, events = ("jobs.json", "events.jsonl")
     if plan.client == "image":
         user = [] if os.getuid() == 0 else ["--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp"]
-        client = ["docker", "run", "--rm", "-i", "--name", f"catalogue-{plan.recipe_id}-client", "--label",
-                  f"{LABEL_RECIPE}={plan.recipe_id}", "--label", plan.label, "--network", "host", *user,
-                  "--entrypoint", "python3", "-v", f"{raw}:{RAW_IN_CONTAINER}", "-v", f"{DRIVER}:/catalogue/driver.py:ro",
-                  "-e", "OPENAI_API_KEY", *mounts_and_env(recipe_options), str(plan.image), "/catalogue/driver.py",
-                  f"{RAW_IN_CONTAINER}/{jobs}", f"{RAW_IN_CONTAINER}/{events}"]
+        client = [
+            "docker",
+            "run",
+            "--rm",
+            "-i",
+            "--name",
+            f"catalogue-{plan.recipe_id}-client",
+            "--label",
+            f"{LABEL_RECIPE}={plan.recipe_id}",
+            "--label",
+            plan.label,
+            "--network",
+            "host",
+            *user,
+            "--entrypoint",
+            "python3",
+            "-v",
+            f"{raw}:{RAW_IN_CONTAINER}",
+            "-v",
+            f"{DRIVER}:/catalogue/driver.py:ro",
+            "-e",
+            "OPENAI_API_KEY",
+            *mounts_and_env(recipe_options),
+            str(plan.image),
+            "/catalogue/driver.py",
+            f"{RAW_IN_CONTAINER}/{jobs}",
+            f"{RAW_IN_CONTAINER}/{events}",
+        ]
     else:
         client = [sys.executable, str(DRIVER), str(raw / jobs), str(raw / events)]
     if plan.image:
-        snapshot = ["docker", "run", "--rm", "--label", f"{LABEL_RECIPE}={plan.recipe_id}", "--label", plan.label,
-                    "--entrypoint", "python3", "-v", f"{REPO}:/catalogue:ro", "-v", f"{raw}:/out", "-w", "/catalogue",
-                    "-e", "PYTHONPATH=/catalogue", plan.image, "-m", "catalogue", "flags", "dump", "--image", plan.image,
-                    "--out", "/out/flags.json"]
+        snapshot = [
+            "docker",
+            "run",
+            "--rm",
+            "--label",
+            f"{LABEL_RECIPE}={plan.recipe_id}",
+            "--label",
+            plan.label,
+            "--entrypoint",
+            "python3",
+            "-v",
+            f"{REPO}:/catalogue:ro",
+            "-v",
+            f"{raw}:/out",
+            "-w",
+            "/catalogue",
+            "-e",
+            "PYTHONPATH=/catalogue",
+            plan.image,
+            "-m",
+            "catalogue",
+            "flags",
+            "dump",
+            "--image",
+            plan.image,
+            "--out",
+            "/out/flags.json",
+        ]
     else:
         snapshot = [sys.executable, "-m", "catalogue", "flags", "dump", "--out", str(raw / "flags.json")]
     return Plan(**{**plan.__dict__, "client_argv": client, "snapshot_argv": snapshot})

@@ -12,7 +12,15 @@ from typing import Any
 
 import runner
 from catalogue.atomic import write_text
-from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, LevelResult, MeasuredProvenance, NodeCommand, Stats, Workload
+from catalogue.benchmark import (
+    RUN_STAMP_FORMAT,
+    BenchmarkRun,
+    LevelResult,
+    MeasuredProvenance,
+    NodeCommand,
+    Stats,
+    Workload,
+)
 from catalogue.topology import LITELLM_VERSION
 from runner.plan import Plan
 
@@ -34,7 +42,9 @@ def _stats(raw: dict[str, Any], name: str) -> Stats | None:
     return Stats(**present) if present else None
 
 
-def level_from_raw(raw: dict[str, Any], concurrency: int, raw_name: str, prompt_tokens: int | None = None) -> LevelResult:
+def level_from_raw(
+    raw: dict[str, Any], concurrency: int, raw_name: str, prompt_tokens: int | None = None
+) -> LevelResult:
     """One level's figures from one raw result JSON."""
     completed = int(raw.get("completed", 0))
     mean_ttft = raw.get("mean_ttft_ms")
@@ -63,8 +73,12 @@ def gpu_description() -> str | None:
     """GPU names and driver from nvidia-smi, when there is one."""
     if shutil.which("nvidia-smi") is None:
         return None
-    out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     lines = sorted({line.strip() for line in out.stdout.splitlines() if line.strip()})
     return "; ".join(f"{line.split(',')[0]} (driver {line.split(',')[-1].strip()})" for line in lines) or None
 
@@ -80,31 +94,68 @@ def ran_argv(plan: Plan, name: str) -> list[str]:
     return argv
 
 
-def provenance(plan: Plan, *, vllm_version: str, client_vllm_version: str | None, flag_snapshot: str | None,
-               image_id: str | None, done: list[str]) -> MeasuredProvenance:
+def provenance(
+    plan: Plan,
+    *,
+    vllm_version: str,
+    client_vllm_version: str | None,
+    flag_snapshot: str | None,
+    image_id: str | None,
+    done: list[str],
+) -> MeasuredProvenance:
     """Where the figures come from: every server's command and host, the router, the client, the exact bench argv."""
     head = plan.nodes[0]
-    nodes = [NodeCommand(role=n.role, host=n.host.name, command=n.argv) for n in plan.nodes] if len(plan.nodes) > 1 else []
+    nodes = (
+        [NodeCommand(role=n.role, host=n.host.name, command=n.argv) for n in plan.nodes] if len(plan.nodes) > 1 else []
+    )
     return MeasuredProvenance(
-        method="measured", runner_version=runner.__version__, vllm_version=vllm_version, image=plan.image,
-        gpu=gpu_description() if head.host.is_local else None, host=platform.node() if head.host.is_local else head.host.name,
-        serve_command=head.argv, bench_commands=[ran_argv(plan, name) for name in done],
-        prefill_derivation=PREFILL_DERIVATION, flag_snapshot=flag_snapshot, topology=plan.kind, nodes=nodes,
+        method="measured",
+        runner_version=runner.__version__,
+        vllm_version=vllm_version,
+        image=plan.image,
+        gpu=gpu_description() if head.host.is_local else None,
+        host=platform.node() if head.host.is_local else head.host.name,
+        serve_command=head.argv,
+        bench_commands=[ran_argv(plan, name) for name in done],
+        prefill_derivation=PREFILL_DERIVATION,
+        flag_snapshot=flag_snapshot,
+        topology=plan.kind,
+        nodes=nodes,
         router=plan.router.config if plan.router else None,
-        router_version=f"LiteLLM {LITELLM_VERSION}" if plan.router else None, image_id=image_id,
-        client=(f"vLLM's benchmark client inside {plan.image}" if plan.client == "image" else "vLLM's benchmark client in the host's Python"),
+        router_version=f"LiteLLM {LITELLM_VERSION}" if plan.router else None,
+        image_id=image_id,
+        client=(
+            f"vLLM's benchmark client inside {plan.image}"
+            if plan.client == "image"
+            else "vLLM's benchmark client in the host's Python"
+        ),
         client_vllm_version=client_vllm_version,
     )
 
 
-def build_run(*, stamp: str, provenance: MeasuredProvenance, levels: list[LevelResult], long_context: list[LevelResult],
-              workload: Workload, complete: bool, reason: str | None, notes: list[str]) -> BenchmarkRun:
+def build_run(
+    *,
+    stamp: str,
+    provenance: MeasuredProvenance,
+    levels: list[LevelResult],
+    long_context: list[LevelResult],
+    workload: Workload,
+    complete: bool,
+    reason: str | None,
+    notes: list[str],
+) -> BenchmarkRun:
     """The run file's content."""
-    recorded = dt.datetime.strptime(stamp, RUN_STAMP_FORMAT).replace(tzinfo=dt.timezone.utc)
-    return BenchmarkRun(recorded_at=recorded, provenance=provenance, workload=workload,
-                        levels=sorted(levels, key=lambda lv: lv.concurrency),
-                        long_context=sorted(long_context, key=lambda lv: lv.prompt_tokens or 0), complete=complete,
-                        incomplete_reason=reason, notes=notes)
+    recorded = dt.datetime.strptime(stamp, RUN_STAMP_FORMAT).replace(tzinfo=dt.UTC)
+    return BenchmarkRun(
+        recorded_at=recorded,
+        provenance=provenance,
+        workload=workload,
+        levels=sorted(levels, key=lambda lv: lv.concurrency),
+        long_context=sorted(long_context, key=lambda lv: lv.prompt_tokens or 0),
+        complete=complete,
+        incomplete_reason=reason,
+        notes=notes,
+    )
 
 
 def write_run(run: BenchmarkRun, path: Path) -> None:

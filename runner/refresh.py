@@ -25,7 +25,7 @@ from runner.dry_run import describe
 from runner.hosts import LOCAL, Host, parse_hosts
 from runner.lock import refresh_lock
 from runner.plan import Job, Plan, make_plan, router_yaml
-from runner.record import build_run, level_from_raw, provenance, write_run
+from runner.record import build_run, provenance, write_run
 from runner.sweep import ClientFailed, Sweep
 
 
@@ -73,10 +73,14 @@ class Running:
             node = next(n for n in self.plan.nodes if what.startswith(n.role + " "))
             raise srv.failure(f"{what} exited with code {code} {when}", self.plan.raw_dir / node.log_name)
         if self.serve is not None and self.serve.poll() is not None:
-            raise srv.failure(f"vllm serve on the Ray head exited with code {self.serve.returncode} {when}",
-                              self.plan.raw_dir / ray_cluster.SERVE_LOG)
+            raise srv.failure(
+                f"vllm serve on the Ray head exited with code {self.serve.returncode} {when}",
+                self.plan.raw_dir / ray_cluster.SERVE_LOG,
+            )
         if self.router is not None and self.router.poll() is not None:
-            raise srv.failure(f"router exited with code {self.router.returncode} {when}", self.plan.raw_dir / "router.log")
+            raise srv.failure(
+                f"router exited with code {self.router.returncode} {when}", self.plan.raw_dir / "router.log"
+            )
 
     def stop(self, *, wait_snapshot: bool) -> None:
         """Client, router, every container with this run's label on every host, every process session."""
@@ -157,7 +161,9 @@ def clear_stale(plan: Plan) -> None:
 def launch(plan: Plan, running: Running, key: str, todo: list[Job]) -> None:
     """Start the flag snapshot, the benchmark client (it imports vLLM meanwhile) and every server."""
     raw = plan.raw_dir
-    (raw / "jobs.json").write_text(json.dumps([{"name": job.name, "argv": job.argv, "min_s": job.min_s} for job in todo]))
+    (raw / "jobs.json").write_text(
+        json.dumps([{"name": job.name, "argv": job.argv, "min_s": job.min_s} for job in todo])
+    )
     running.snapshot = srv.start(plan.snapshot_argv, {}, raw / "snapshot.log")
     (raw / "events.jsonl").write_text("")
     running.client = srv.start(plan.client_argv, {"OPENAI_API_KEY": key}, raw / "client.log", stdin=subprocess.PIPE)
@@ -175,8 +181,10 @@ def wait_ready(plan: Plan, running: Running, bar: Bar, done: int) -> float:
         if all(srv.healthy(url) for url in urls):
             return elapsed
         if elapsed > plan.health_timeout_s:
-            raise srv.ServerFailed(f"{plan.api_node.role} on host {plan.api_node.host.name} not healthy after "
-                                   f"{plan.health_timeout_s} s\n{srv.log_tail(plan.raw_dir / plan.api_node.log_name)}")
+            raise srv.ServerFailed(
+                f"{plan.api_node.role} on host {plan.api_node.host.name} not healthy after "
+                f"{plan.health_timeout_s} s\n{srv.log_tail(plan.raw_dir / plan.api_node.log_name)}"
+            )
         bar.show(done, f"waiting for /health {elapsed:.0f} s")
         time.sleep(0.5)
 
@@ -191,7 +199,9 @@ def start_router(plan: Plan, running: Running, key: str, timeout_s: float = 120)
     while not srv.healthy(f"{plan.endpoint}/health/liveliness"):
         running.check_alive("while the router started")
         if time.monotonic() - started > timeout_s:
-            raise srv.ServerFailed(f"router not live after {timeout_s:.0f} s\n{srv.log_tail(plan.raw_dir / 'router.log')}")
+            raise srv.ServerFailed(
+                f"router not live after {timeout_s:.0f} s\n{srv.log_tail(plan.raw_dir / 'router.log')}"
+            )
         time.sleep(0.3)
     warm_router(plan, key)
     return time.monotonic() - started
@@ -201,8 +211,12 @@ def warm_router(plan: Plan, key: str) -> None:
     """One one-token request per replica through the router, so its first connections are not in c=1's window."""
     body = json.dumps({"model": plan.router_model, "prompt": "warm-up", "max_tokens": 1}).encode()
     for _ in plan.nodes:
-        request = urllib.request.Request(f"{plan.endpoint}/v1/completions", data=body, method="POST", headers={
-            "Content-Type": "application/json", "Authorization": f"Bearer {key}"})
+        request = urllib.request.Request(
+            f"{plan.endpoint}/v1/completions",
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=60) as response:
                 response.read()
@@ -219,13 +233,26 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
     """Write the run file with every job finished so far."""
     recipe = entry.recipe
     done = [job.name for job in plan.jobs if job.name in progress.levels]
-    prov = provenance(plan, vllm_version=progress.vllm_version, client_vllm_version=progress.client_vllm_version,
-                      flag_snapshot=progress.snapshot, image_id=progress.image_id, done=done)
+    prov = provenance(
+        plan,
+        vllm_version=progress.vllm_version,
+        client_vllm_version=progress.client_vllm_version,
+        flag_snapshot=progress.snapshot,
+        image_id=progress.image_id,
+        done=done,
+    )
     levels = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is None]
     long_context = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is not None]
-    run = build_run(stamp=plan.stamp, provenance=prov, levels=levels, long_context=long_context,
-                    workload=sweep_workload(recipe, progress.client_vllm_version), complete=complete, reason=reason,
-                    notes=progress.notes)
+    run = build_run(
+        stamp=plan.stamp,
+        provenance=prov,
+        levels=levels,
+        long_context=long_context,
+        workload=sweep_workload(recipe, progress.client_vllm_version),
+        complete=complete,
+        reason=reason,
+        notes=progress.notes,
+    )
     write_run(run, plan.run_file)
 
 
@@ -274,23 +301,36 @@ def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
     return code
 
 
-def run_refresh(roots: list[Path], recipe_id: str, *, dry_run: bool = False, resume: bool = False, local: bool = False,
-                port: int | None = None, hosts: str | None = None, hosts_file: Path | None = None,
-                client: str | None = None, router_port: int | None = None) -> int:
+def run_refresh(
+    roots: list[Path],
+    recipe_id: str,
+    *,
+    dry_run: bool = False,
+    resume: bool = False,
+    local: bool = False,
+    port: int | None = None,
+    hosts: str | None = None,
+    hosts_file: Path | None = None,
+    client: str | None = None,
+    router_port: int | None = None,
+) -> int:
     """The `refresh` command."""
     entry = load_catalogue(roots, [recipe_id])[0]
     host_list: list[Host] = parse_hosts(hosts, hosts_file)
 
     def plan_for(stamp: str | None = None) -> Plan:
-        return make_plan(entry, hosts=host_list, local=local, port=port, stamp=stamp, client=client,
-                         router_port=router_port)
+        return make_plan(
+            entry, hosts=host_list, local=local, port=port, stamp=stamp, client=client, router_port=router_port
+        )
 
     plan = plan_for()
     if dry_run:
         print(describe(plan))
         return 0
     if plan.image and shutil.which("docker") is None:
-        raise CatalogueError(entry.folder / "recipe.yaml", "serving.image needs docker, which is not installed (or pass --local)")
+        raise CatalogueError(
+            entry.folder / "recipe.yaml", "serving.image needs docker, which is not installed (or pass --local)"
+        )
     with refresh_lock(entry.folder):
         progress = Progress()
         previous = resumable(entry) if resume else None

@@ -22,13 +22,21 @@ SESSIONS_FILE = "sessions.txt"
 """Beside the logs: one line per process session the runner started (`<sid> <log name>`), for audits and tests."""
 
 
-def start(argv: list[str], env: dict[str, str], log_path: Path, *, stdin: int | None = subprocess.DEVNULL) -> subprocess.Popen:
+def start(
+    argv: list[str], env: dict[str, str], log_path: Path, *, stdin: int | None = subprocess.DEVNULL
+) -> subprocess.Popen:
     """Launch `argv` in a new session, so that stopping it can end everything it started; record the session."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with open(log_path, "ab") as log:
-            process = subprocess.Popen([executable(argv[0]), *argv[1:]], stdout=log, stderr=subprocess.STDOUT, stdin=stdin,
-                                       env={**os.environ, **env}, start_new_session=True)
+            process = subprocess.Popen(
+                [executable(argv[0]), *argv[1:]],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=stdin,
+                env={**os.environ, **env},
+                start_new_session=True,
+            )
     except OSError as exc:
         raise ServerFailed(f"cannot start {argv[0]}: {exc.strerror}") from None
     with open(log_path.parent / SESSIONS_FILE, "a", encoding="utf-8") as sessions:

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner import server as srv
 from runner.plan import Job, Plan
 from runner.record import level_from_raw
 
@@ -48,8 +47,9 @@ class Sweep:
             if exited:
                 if client.returncode != 0 or any(job.name not in self.progress.levels for job in todo):
                     self._blame_servers()
-                    raise ClientFailed(f"benchmark client exited with code {client.returncode}; "
-                                       f"see {self.plan.raw_dir / 'client.log'}")
+                    raise ClientFailed(
+                        f"benchmark client exited with code {client.returncode}; see {self.plan.raw_dir / 'client.log'}"
+                    )
                 return
             time.sleep(0.2)
 
@@ -57,7 +57,7 @@ class Sweep:
         text = path.read_text()
         lines = text.splitlines()
         complete = lines if text.endswith("\n") else lines[:-1]  # a line still being written waits
-        new = [json.loads(line) for line in complete[self.seen:]]
+        new = [json.loads(line) for line in complete[self.seen :]]
         self.seen = len(complete)
         return new
 
@@ -80,6 +80,11 @@ class Sweep:
             raise ClientFailed(f"{name}: {result.failed} of {result.failed + (result.completed or 0)} requests failed")
         self.progress.levels[name] = result
         overhead = event["wall_s"] - (event.get("duration_s") or 0)
-        again = (f"; ran {event['attempts']} times to last at least {job.min_s:g} s ({event.get('num_prompts')} requests)"
-                 if event.get("attempts", 1) > 1 else "")
-        self.progress.note(f"{name}:", f"{name}: {event['wall_s']:.2f} s wall, {overhead:.2f} s outside the benchmark window{again}")
+        again = (
+            f"; ran {event['attempts']} times to last at least {job.min_s:g} s ({event.get('num_prompts')} requests)"
+            if event.get("attempts", 1) > 1
+            else ""
+        )
+        self.progress.note(
+            f"{name}:", f"{name}: {event['wall_s']:.2f} s wall, {overhead:.2f} s outside the benchmark window{again}"
+        )

@@ -85,8 +85,9 @@ def on_files(files: Files, config) -> Files:
     checker, releases, fresh = rebuilds.current_checkers()  # under serve: made again when a snapshot changes
     if fresh:
         log.info("catalogue: flags checked against %s; drift against %d vLLM release(s)", checker.source, len(releases))
-    build = build_module.generate(recipe_roots(config), checker, rebuilds=rebuilds if _serving else None, releases=releases,
-                                  tolerant=_serving)  # a preview shows a broken recipe's error on its page
+    build = build_module.generate(
+        recipe_roots(config), checker, rebuilds=rebuilds if _serving else None, releases=releases, tolerant=_serving
+    )  # a preview shows a broken recipe's error on its page
     for line in build.refused:  # a preview shows it on the recipe's page; a build fails on it
         (log.info if _serving else log.error)("catalogue: not published: %s", line)
     _generated.clear()

@@ -56,25 +56,51 @@ def start_sshd(folder: Path) -> Iterator[SshHost]:
     shutil.copy(folder / "client_key.pub", folder / "authorized_keys")
     port = free_port()
     config = folder / "sshd_config"
-    config.write_text("\n".join([
-        f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {folder / 'host_key'}",
-        f"AuthorizedKeysFile {folder / 'authorized_keys'}", "PermitRootLogin prohibit-password",
-        "PasswordAuthentication no", "KbdInteractiveAuthentication no", "StrictModes no", "UsePAM no",
-        f"PidFile {folder / 'sshd.pid'}", "MaxStartups 50", "MaxSessions 50", "",
-    ]))
+    config.write_text(
+        "\n".join(
+            [
+                f"Port {port}",
+                "ListenAddress 127.0.0.1",
+                f"HostKey {folder / 'host_key'}",
+                f"AuthorizedKeysFile {folder / 'authorized_keys'}",
+                "PermitRootLogin prohibit-password",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "StrictModes no",
+                "UsePAM no",
+                f"PidFile {folder / 'sshd.pid'}",
+                "MaxStartups 50",
+                "MaxSessions 50",
+                "",
+            ]
+        )
+    )
     client_config = folder / "ssh_config"
-    client_config.write_text("\n".join([
-        "Host 127.0.0.1", f"  IdentityFile {folder / 'client_key'}", "  StrictHostKeyChecking no",
-        "  UserKnownHostsFile /dev/null", "  LogLevel ERROR", "  IdentitiesOnly yes", "",
-    ]))
+    client_config.write_text(
+        "\n".join(
+            [
+                "Host 127.0.0.1",
+                f"  IdentityFile {folder / 'client_key'}",
+                "  StrictHostKeyChecking no",
+                "  UserKnownHostsFile /dev/null",
+                "  LogLevel ERROR",
+                "  IdentitiesOnly yes",
+                "",
+            ]
+        )
+    )
     bin_dir = folder / "bin"
     bin_dir.mkdir(exist_ok=True)
     wrapper = bin_dir / "ssh"
-    wrapper.write_text(f"#!/bin/sh\nexec {shutil.which('ssh')} -F {client_config} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nexec {shutil.which("ssh")} -F {client_config} "$@"\n')
     wrapper.chmod(0o755)
     Path("/run/sshd").mkdir(exist_ok=True)
-    sshd = subprocess.Popen([shutil.which("sshd") or "/usr/sbin/sshd", "-D", "-e", "-f", str(config)],
-                            stdout=subprocess.DEVNULL, stderr=open(folder / "sshd.log", "wb"), start_new_session=True)
+    sshd = subprocess.Popen(
+        [shutil.which("sshd") or "/usr/sbin/sshd", "-D", "-e", "-f", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=open(folder / "sshd.log", "wb"),
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 20
     while True:
         with socket.socket() as s:
@@ -92,7 +118,9 @@ def start_sshd(folder: Path) -> Iterator[SshHost]:
 
 def labelled_containers(label: str) -> list[str]:
     """Every container (running or not) on the local engine with `label`."""
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={label}"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label={label}"], capture_output=True, text=True, check=True
+    )
     return out.stdout.split()
 
 

@@ -12,7 +12,7 @@ import sys
 
 def handler(mode: str) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             if self.path == "/health":
                 self.send_response(503 if mode == "unhealthy" else 200)
                 self.end_headers()
@@ -25,11 +25,11 @@ def handler(mode: str) -> type[http.server.BaseHTTPRequestHandler]:
             else:
                 self.send_error(404)
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             self.send_error(500, "injected failure")
 
-        def log_message(self, format: str, *args) -> None:  # noqa: A002
+        def log_message(self, format: str, *args) -> None:
             pass
 
     return Handler

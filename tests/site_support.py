@@ -23,7 +23,11 @@ def mkdocs_build(out: Path, roots: list[Path] | None = None, **extra_env: str) -
         env["CATALOGUE_RECIPE_ROOTS"] = os.pathsep.join(str(r) for r in roots)
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],  # not -q: it mutes strict mode
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -50,7 +54,9 @@ def broken_links(site: Path) -> list[str]:
             target = page if not url.path else (base / urllib.parse.unquote(url.path.lstrip("/"))).resolve()
             if target.is_dir():
                 target = target / "index.html"
-            if not target.is_file() or (url.fragment and target.suffix == ".html" and url.fragment not in anchors(target)):
+            if not target.is_file() or (
+                url.fragment and target.suffix == ".html" and url.fragment not in anchors(target)
+            ):
                 broken.append(f"{page.relative_to(site)} -> {raw}")
     return broken
 

@@ -6,8 +6,8 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import yaml
@@ -69,34 +69,98 @@ def rename_run(folder: Path) -> None:
 
 
 CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
-    "yaml syntax error": (replace_text("status: production", "status: [production"), "recipe.yaml:", "YAML syntax error"),
+    "yaml syntax error": (
+        replace_text("status: production", "status: [production"),
+        "recipe.yaml:",
+        "YAML syntax error",
+    ),
     "unknown top-level key": (edit_yaml(set_in("colour", "blue")), "recipe.yaml:", "colour: unknown field"),
-    "unknown nested key": (edit_yaml(set_in("hardware.colour", "blue")), "recipe.yaml:", "hardware.colour: unknown field"),
+    "unknown nested key": (
+        edit_yaml(set_in("hardware.colour", "blue")),
+        "recipe.yaml:",
+        "hardware.colour: unknown field",
+    ),
     "wrong type": (edit_yaml(set_in("hardware.memory_gb", "lots")), "recipe.yaml:", "hardware.memory_gb:"),
     "missing required field": (edit_yaml(delete("title")), "recipe.yaml:", "title: required field is missing"),
     "status not allowed": (edit_yaml(set_in("status", "great")), "recipe.yaml:", "status:"),
     "malformed model id": (edit_yaml(set_in("model", "gpt oss")), "recipe.yaml:", "model:"),
-    "flag with dashes": (edit_yaml(lambda d: d["serving"]["flags"].update({"--max-num-seqs": 3})), "recipe.yaml:", "serving:"),
-    "flag set to false": (edit_yaml(set_in("serving.flags.enable-prefix-caching", False)), "recipe.yaml:", "enable-prefix-caching"),
+    "flag with dashes": (
+        edit_yaml(lambda d: d["serving"]["flags"].update({"--max-num-seqs": 3})),
+        "recipe.yaml:",
+        "serving:",
+    ),
+    "flag set to false": (
+        edit_yaml(set_in("serving.flags.enable-prefix-caching", False)),
+        "recipe.yaml:",
+        "enable-prefix-caching",
+    ),
     "bad env name": (edit_yaml(lambda d: d["serving"]["env"].update({"1BAD": "x"})), "recipe.yaml:", "1BAD"),
-    "image flag not in flags": (edit_yaml(lambda d: d["serving"]["image_flags"].update({"foo": "img"})), "recipe.yaml:", "'foo'"),
+    "image flag not in flags": (
+        edit_yaml(lambda d: d["serving"]["image_flags"].update({"foo": "img"})),
+        "recipe.yaml:",
+        "'foo'",
+    ),
     "container without image": (edit_yaml(set_in("serving.image", None)), "recipe.yaml:", "no image"),
-    "key flag names missing flag": (edit_yaml(set_in("key_flags.0.flags", ["max-num-seq"])), "recipe.yaml:", "max-num-seq"),
-    "cluster with tp 1": (edit_yaml(set_in("topology", {"kind": "cluster", "tensor_parallel_size": 1, "nodes": 2})), "recipe.yaml:", "topology.cluster.tensor_parallel_size"),
+    "key flag names missing flag": (
+        edit_yaml(set_in("key_flags.0.flags", ["max-num-seq"])),
+        "recipe.yaml:",
+        "max-num-seq",
+    ),
+    "cluster with tp 1": (
+        edit_yaml(set_in("topology", {"kind": "cluster", "tensor_parallel_size": 1, "nodes": 2})),
+        "recipe.yaml:",
+        "topology.cluster.tensor_parallel_size",
+    ),
     "unknown topology": (edit_yaml(set_in("topology", {"kind": "mesh"})), "recipe.yaml:", "topology:"),
     "sweep not ascending": (edit_yaml(set_in("sweep.concurrency", [4, 2])), "recipe.yaml:", "ascending"),
     "recipe is a list": (lambda f: (f / "recipe.yaml").write_text("- a\n- b\n"), "recipe.yaml:1", "mapping"),
-    "comparison at unmeasured concurrency": (edit_yaml(set_in("comparisons.0.concurrency", 3)), "recipe.yaml", "comparisons[0]: no run measured generation_tps at concurrency 3"),
+    "comparison at unmeasured concurrency": (
+        edit_yaml(set_in("comparisons.0.concurrency", 3)),
+        "recipe.yaml",
+        "comparisons[0]: no run measured generation_tps at concurrency 3",
+    ),
     "negative comparison value": (edit_yaml(set_in("comparisons.0.value", -1)), "recipe.yaml:", "comparisons[0].value"),
-    "negative figure": (edit_run(set_in("levels.0.generation_tps", -5)), "20260506T000000Z.json", "levels[0].generation_tps"),
-    "non-numeric figure": (edit_run(set_in("levels.1.prefill_tps", "fast")), "20260506T000000Z.json", "levels[1].prefill_tps"),
-    "run JSON does not parse": (replace_text('"levels": [', '"levels": [[', RUN), "20260506T000000Z.json:", "JSON syntax error"),
-    "run unknown field": (edit_run(set_in("tokens_per_joule", 3)), "20260506T000000Z.json", "tokens_per_joule: unknown field"),
-    "run provenance unknown method": (edit_run(set_in("provenance.method", "guessed")), "20260506T000000Z.json", "provenance"),
-    "run repeats a concurrency": (edit_run(lambda d: d["levels"].append(dict(d["levels"][0]))), "20260506T000000Z.json", "repeat"),
-    "incomplete run without reason": (edit_run(set_in("complete", False)), "20260506T000000Z.json", "incomplete_reason"),
+    "negative figure": (
+        edit_run(set_in("levels.0.generation_tps", -5)),
+        "20260506T000000Z.json",
+        "levels[0].generation_tps",
+    ),
+    "non-numeric figure": (
+        edit_run(set_in("levels.1.prefill_tps", "fast")),
+        "20260506T000000Z.json",
+        "levels[1].prefill_tps",
+    ),
+    "run JSON does not parse": (
+        replace_text('"levels": [', '"levels": [[', RUN),
+        "20260506T000000Z.json:",
+        "JSON syntax error",
+    ),
+    "run unknown field": (
+        edit_run(set_in("tokens_per_joule", 3)),
+        "20260506T000000Z.json",
+        "tokens_per_joule: unknown field",
+    ),
+    "run provenance unknown method": (
+        edit_run(set_in("provenance.method", "guessed")),
+        "20260506T000000Z.json",
+        "provenance",
+    ),
+    "run repeats a concurrency": (
+        edit_run(lambda d: d["levels"].append(dict(d["levels"][0]))),
+        "20260506T000000Z.json",
+        "repeat",
+    ),
+    "incomplete run without reason": (
+        edit_run(set_in("complete", False)),
+        "20260506T000000Z.json",
+        "incomplete_reason",
+    ),
     "run file name differs from stamp": (rename_run, "20260507T000000Z.json", "recorded_at"),
-    "recorded_at without zone": (edit_run(set_in("recorded_at", "2026-05-06T00:00:00")), "20260506T000000Z.json", "time zone"),
+    "recorded_at without zone": (
+        edit_run(set_in("recorded_at", "2026-05-06T00:00:00")),
+        "20260506T000000Z.json",
+        "time zone",
+    ),
 }
 
 
@@ -145,7 +209,9 @@ def test_command_line_process_exit_code(recipe_copy, repo):
     edit_yaml(set_in("hardware.memory_gb", -3))(folder)
     proc = subprocess.run(
         [sys.executable, "-m", "catalogue", "--root", str(root), "validate", "--no-flags"],
-        capture_output=True, text=True, cwd=repo,
+        capture_output=True,
+        text=True,
+        cwd=repo,
     )
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "hardware.memory_gb: Input should be greater than 0" in proc.stderr

@@ -13,7 +13,9 @@ def test_frontier_keeps_only_points_no_other_beats_on_both_axes():
 
 
 def test_pareto_chart_draws_each_point_and_the_frontier():
-    svg = pareto_chart("t", [Series("a", [(10, 50), (20, 40)], labels={10: "c=1", 20: "c=2"}), Series("b", [(15, 30), (30, 10)])])
+    svg = pareto_chart(
+        "t", [Series("a", [(10, 50), (20, 40)], labels={10: "c=1", 20: "c=2"}), Series("b", [(15, 30), (30, 10)])]
+    )
     assert svg.count('class="rc-pt"') == 4
     frontier = re.search(r'class="rc-frontier" d="M([^"]+)"', svg).group(1)
     assert len(frontier.split("L")) == 3

@@ -6,11 +6,23 @@ from runner.containers import mounts_and_env, own_options
 
 
 def test_detach_restart_rm_and_name_are_dropped_and_said():
-    owned = own_options(["-d", "--restart", "unless-stopped", "--rm", "--name", "x", "--gpus", "all", "--restart=always"],
-                        name="catalogue-r", labels={"catalogue.recipe": "r", "catalogue.run": "s"}, network_host=False,
-                        cache_dir=None)
-    assert owned.options == ["--name", "catalogue-r", "--label", "catalogue.recipe=r", "--label", "catalogue.run=s",
-                             "--gpus", "all"]
+    owned = own_options(
+        ["-d", "--restart", "unless-stopped", "--rm", "--name", "x", "--gpus", "all", "--restart=always"],
+        name="catalogue-r",
+        labels={"catalogue.recipe": "r", "catalogue.run": "s"},
+        network_host=False,
+        cache_dir=None,
+    )
+    assert owned.options == [
+        "--name",
+        "catalogue-r",
+        "--label",
+        "catalogue.recipe=r",
+        "--label",
+        "catalogue.run=s",
+        "--gpus",
+        "all",
+    ]
     assert any("dropped -d" in c for c in owned.changes)
     assert any("dropped --restart unless-stopped" in c for c in owned.changes)
     assert any("dropped --restart always" in c for c in owned.changes)
@@ -27,7 +39,10 @@ def test_compile_cache_is_mounted_and_named_for_vllm_and_torch():
     owned = own_options([], name="n", labels={}, network_host=False, cache_dir="/var/tmp/c/img/r")
     words = " ".join(owned.options)
     assert "-v /var/tmp/c/img/r:/catalogue-cache" in words
-    assert "VLLM_CACHE_ROOT=/catalogue-cache/vllm" in words and "TORCHINDUCTOR_CACHE_DIR=/catalogue-cache/inductor" in words
+    assert (
+        "VLLM_CACHE_ROOT=/catalogue-cache/vllm" in words
+        and "TORCHINDUCTOR_CACHE_DIR=/catalogue-cache/inductor" in words
+    )
 
 
 def test_client_gets_the_recipes_mounts_and_env_only():

@@ -37,12 +37,17 @@ def test_cluster_on_two_hosts_prints_one_command_per_node(capsys):
 
 
 def test_replica_dry_runs_print_the_router_config_with_their_strategy(capsys):
-    for recipe_id, strategy in (("gptoss-120b-topology-2x-shuffle", "simple-shuffle"),
-                                ("gptoss-120b-topology-2x-least-busy", "least-busy")):
+    for recipe_id, strategy in (
+        ("gptoss-120b-topology-2x-shuffle", "simple-shuffle"),
+        ("gptoss-120b-topology-2x-least-busy", "least-busy"),
+    ):
         out = dry_run(capsys, recipe_id, "--hosts", "ssh://me@spark1,ssh://me@spark2")
         assert f"routing_strategy: {strategy}" in out and "api_base: http://spark2:8000/v1" in out
         assert "litellm \\\n      --config" in out and "--base-url http://127.0.0.1:4000" in out
-        assert [cmd[:3] for cmd in node_commands(out)] == [["docker", "-H", "ssh://me@spark1"], ["docker", "-H", "ssh://me@spark2"]]
+        assert [cmd[:3] for cmd in node_commands(out)] == [
+            ["docker", "-H", "ssh://me@spark1"],
+            ["docker", "-H", "ssh://me@spark2"],
+        ]
 
 
 def test_a_cluster_cannot_run_on_fewer_remote_hosts_than_nodes(capsys):

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-
 import pytest
 import yaml
 
 from catalogue.cli import main
 from catalogue.flags.checkers import SnapshotChecker
-from catalogue.flags.snapshot import FlagSnapshot, image_snapshot_path, installed_vllm_version, read_snapshot, write_snapshot
+from catalogue.flags.snapshot import (
+    FlagSnapshot,
+    image_snapshot_path,
+    installed_vllm_version,
+    read_snapshot,
+    write_snapshot,
+)
 from catalogue.flags.validate import check_flags
 from catalogue.loading import load_entry
 
@@ -19,14 +24,13 @@ if installed_vllm_version() is None:
 
 @pytest.fixture(scope="module")
 def live():
-    from catalogue.flags.extract import installed_snapshot
-    from catalogue.flags.checkers import LiveChecker
+    from catalogue.flags.extract import live_checker
 
-    return LiveChecker(installed_snapshot())
+    return live_checker()
 
 
 def findings_for(recipe_copy, flags: dict, image_flags: dict | None = None, live=None, image_checker=None, drop=()):
-    root, folder = recipe_copy()
+    _root, folder = recipe_copy()
     data = yaml.safe_load((folder / "recipe.yaml").read_text())
     for name in drop:
         data["serving"]["flags"].pop(name)
@@ -63,8 +67,16 @@ def test_seed_catalogue_verdicts(live, entries):
         ({"attention-backend": "FLASHINFERX"}, "attention-backend", "(did you mean 'FLASHINFER'?)"),
         ({"reasoning-parser": "openai_gptos"}, "reasoning-parser", "(did you mean 'openai_gptoss'?)"),
         ({"load-format": "fastsafetensor"}, "load-format", "(did you mean 'fastsafetensors'?)"),
-        ({"compilation-config": {"cudagraph_capture_sizez": [1]}}, "compilation-config", "cudagraph_capture_sizez: Unexpected keyword argument"),
-        ({"compilation-config": {"cudagraph_capture_sizes": "many"}}, "compilation-config", "cudagraph_capture_sizes: Input should be a valid"),
+        (
+            {"compilation-config": {"cudagraph_capture_sizez": [1]}},
+            "compilation-config",
+            "cudagraph_capture_sizez: Unexpected keyword argument",
+        ),
+        (
+            {"compilation-config": {"cudagraph_capture_sizes": "many"}},
+            "compilation-config",
+            "cudagraph_capture_sizes: Input should be a valid",
+        ),
         ({"compilation-config": "{broken"}, "compilation-config", "Invalid JSON"),
     ],
 )
@@ -88,7 +100,12 @@ def test_underscore_spelling_is_accepted(live, recipe_copy):
 
 
 def test_abbreviation_and_deprecation_are_warnings(live, recipe_copy):
-    found = findings_for(recipe_copy, {"max-num-batched-token": 4096, "disable-cascade-attn": True}, live=live, drop=["max-num-batched-tokens"])
+    found = findings_for(
+        recipe_copy,
+        {"max-num-batched-token": 4096, "disable-cascade-attn": True},
+        live=live,
+        drop=["max-num-batched-tokens"],
+    )
     warnings = {f.flag: f.message for f in found if f.level == "warning"}
     assert errors(found) == []
     assert "abbreviation of --max-num-batched-tokens" in warnings["max-num-batched-token"]
@@ -106,11 +123,35 @@ def test_declared_image_flag_with_a_snapshot(live, recipe_copy, tmp_path):
     base = installed_snapshot()
     template = base.options[0]
     fork_flags = [
-        template.model_copy(update={"dest": "mxfp4_backend", "spellings": ["--mxfp4-backend"], "action": "store", "nargs": None, "type": "str", "choices": ["CUTLASS", "MARLIN"]}),
-        template.model_copy(update={"dest": "mxfp4_layers", "spellings": ["--mxfp4-layers"], "action": "store", "nargs": None, "type": "str", "choices": None}),
+        template.model_copy(
+            update={
+                "dest": "mxfp4_backend",
+                "spellings": ["--mxfp4-backend"],
+                "action": "store",
+                "nargs": None,
+                "type": "str",
+                "choices": ["CUTLASS", "MARLIN"],
+            }
+        ),
+        template.model_copy(
+            update={
+                "dest": "mxfp4_layers",
+                "spellings": ["--mxfp4-layers"],
+                "action": "store",
+                "nargs": None,
+                "type": "str",
+                "choices": None,
+            }
+        ),
     ]
     extra = [*base.options, *fork_flags]
-    image = FlagSnapshot(vllm_version="0.1.dev12777", image="vllm-node-mxfp4", taken_at=base.taken_at, options=extra, registries=base.registries)
+    image = FlagSnapshot(
+        vllm_version="0.1.dev12777",
+        image="vllm-node-mxfp4",
+        taken_at=base.taken_at,
+        options=extra,
+        registries=base.registries,
+    )
     path = image_snapshot_path("vllm-node-mxfp4", tmp_path)
     write_snapshot(image, path)
     checker = SnapshotChecker(read_snapshot(path), f"image snapshot {path}")
@@ -133,7 +174,12 @@ def test_committed_snapshot_is_the_installed_vllm(repo):
 
 def test_snapshot_fallback_gives_the_same_verdicts(live, recipe_copy, repo):
     snap = SnapshotChecker(read_snapshot(repo / "snapshots" / "vllm-0.32.0.json"), "committed")
-    for flags in ({"kv-cache-dtype": "fp9"}, {"max-num-seqz": 8}, {"quantization": "mxfp5"}, {"compilation-config": {"cudagraph_capture_sizez": [1]}}):
+    for flags in (
+        {"kv-cache-dtype": "fp9"},
+        {"max-num-seqz": 8},
+        {"quantization": "mxfp5"},
+        {"compilation-config": {"cudagraph_capture_sizez": [1]}},
+    ):
         assert [f.flag for f in errors(findings_for(recipe_copy, flags, live=snap))] == [next(iter(flags))]
 
 
@@ -146,4 +192,7 @@ def test_validate_command_exit_codes(recipe_copy, capsys):
     capsys.readouterr()
     assert main(["--root", str(root), "validate"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "recipe.yaml: error: --quantization: 'mxfp5' is not a registered value (did you mean 'mxfp4'?)" in err[0]
+    assert (
+        len(err) == 1
+        and "recipe.yaml: error: --quantization: 'mxfp5' is not a registered value (did you mean 'mxfp4'?)" in err[0]
+    )

@@ -22,18 +22,23 @@ def test_ssh_urls_contexts_and_local():
 
 def test_hosts_file_names_engines_and_addresses(tmp_path):
     path = tmp_path / "hosts.yaml"
-    path.write_text("hosts:\n  spark1: {docker: local, address: 192.0.2.1}\n"
-                    "  spark2: {docker: 'ssh://me@spark2.lan', address: 192.0.2.2}\n")
+    path.write_text(
+        "hosts:\n  spark1: {docker: local, address: 192.0.2.1}\n"
+        "  spark2: {docker: 'ssh://me@spark2.lan', address: 192.0.2.2}\n"
+    )
     one, two = parse_hosts("spark1,spark2", path)
     assert one == Host("spark1", None, "192.0.2.1") and one.is_local
     assert two == Host("spark2", "ssh://me@spark2.lan", "192.0.2.2")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("hosts:\n  a: {docker: local, adress: x}\n", "hosts.a.adress: Extra inputs are not permitted"),
-    ("hosts: [a\n", "not valid YAML"),
-    ("hostz: {}\n", "hosts: Field required"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("hosts:\n  a: {docker: local, adress: x}\n", "hosts.a.adress: Extra inputs are not permitted"),
+        ("hosts: [a\n", "not valid YAML"),
+        ("hostz: {}\n", "hosts: Field required"),
+    ],
+)
 def test_bad_hosts_file_is_one_line_naming_the_field(tmp_path, text, message):
     path = tmp_path / "hosts.yaml"
     path.write_text(text)

@@ -91,7 +91,11 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
     prov = run.provenance
     assert prov.method == "measured" and prov.vllm_version.startswith("0.32")
     assert prov.serve_command[:2] == ["vllm", "serve"] and f"{port}" in prov.serve_command
-    assert [cmd[prov.bench_commands[0].index("--max-concurrency") + 1] for cmd in prov.bench_commands] == ["1", "2", "4"]
+    assert [cmd[prov.bench_commands[0].index("--max-concurrency") + 1] for cmd in prov.bench_commands] == [
+        "1",
+        "2",
+        "4",
+    ]
     for level, command in zip(run.levels, prov.bench_commands):
         raw = json.loads((folder / "runs" / level.raw[0]).read_text())
         assert level.generation_tps == raw["output_throughput"] and level.peak_tps == raw["max_output_tokens_per_s"]
@@ -113,8 +117,13 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     root, folder = tiny
     slow_levels(folder)
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "catalogue", "--root", str(root), "refresh", "tiny-cpu", "--port", str(port)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "catalogue", "--root", str(root), "refresh", "tiny-cpu", "--port", str(port)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     events = None
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
@@ -163,16 +172,20 @@ def fake_plan(folder: Path, mode: str, timeout: int = 300):
     entry = load_entry(folder)
     port = free_port()
     plan = make_plan(entry, local=True, port=port)
-    plan = replace(with_server(plan, [sys.executable, str(REPO / "tests" / "fake_server.py"), str(port), mode]),
-                   health_timeout_s=timeout)
+    plan = replace(
+        with_server(plan, [sys.executable, str(REPO / "tests" / "fake_server.py"), str(port), mode]),
+        health_timeout_s=timeout,
+    )
     return entry, plan, port
 
 
 def test_server_that_exits_at_boot(tiny, capsys):
-    root, folder = tiny
+    _root, folder = tiny
     entry = load_entry(folder)
-    plan = with_server(make_plan(entry, local=True, port=free_port()),
-                       [sys.executable, "-c", "import sys; print('cannot load model'); sys.exit(3)"])
+    plan = with_server(
+        make_plan(entry, local=True, port=free_port()),
+        [sys.executable, "-c", "import sys; print('cannot load model'); sys.exit(3)"],
+    )
     assert execute(plan, entry, Progress()) == 1
     err = capsys.readouterr().err
     assert "server on host local exited with code 3 before it was healthy" in err and "cannot load model" in err
@@ -181,7 +194,7 @@ def test_server_that_exits_at_boot(tiny, capsys):
 
 
 def test_server_never_healthy(tiny, capsys):
-    root, folder = tiny
+    _root, folder = tiny
     entry, plan, port = fake_plan(folder, "unhealthy", timeout=3)
     assert execute(plan, entry, Progress()) == 1
     assert "server on host local not healthy after 3 s" in capsys.readouterr().err
@@ -190,7 +203,7 @@ def test_server_never_healthy(tiny, capsys):
 
 @needs_vllm
 def test_client_reports_failed_requests(tiny, capsys):
-    root, folder = tiny
+    _root, folder = tiny
     entry, plan, port = fake_plan(folder, "failing")
     assert execute(plan, entry, Progress()) == 1
     err = capsys.readouterr().err
@@ -199,8 +212,8 @@ def test_client_reports_failed_requests(tiny, capsys):
 
 
 def test_ctrl_c_stops_everything(tiny):
-    root, folder = tiny
-    entry, plan, port = fake_plan(folder, "unhealthy")
+    _root, folder = tiny
+    _entry, plan, port = fake_plan(folder, "unhealthy")
     script = (
         "import sys, dataclasses; from pathlib import Path; from runner.refresh import execute, Progress;"
         "from runner.plan import make_plan; from catalogue.loading import load_entry;"
@@ -208,7 +221,9 @@ def test_ctrl_c_stops_everything(tiny):
         f"p = dataclasses.replace(p, nodes=[dataclasses.replace(p.nodes[0], argv={plan.nodes[0].argv!r})]);"
         "sys.exit(execute(p, e, Progress()))"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not ours_alive(f"fake_server.py {port}"):
         time.sleep(0.1)

@@ -87,7 +87,11 @@ def test_solo_container_with_the_client_inside_the_image(engine, tmp_path):
     prov = run.provenance
     assert prov.image == "local/vllm-cpu:0.32.0" and prov.image_id.startswith("sha256:")
     assert prov.vllm_version == "0.32.0" and prov.client_vllm_version == "0.32.0" and "inside" in prov.client
-    assert prov.serve_command[:2] == ["docker", "run"] and "--label" in prov.serve_command and "-d" not in prov.serve_command
+    assert (
+        prov.serve_command[:2] == ["docker", "run"]
+        and "--label" in prov.serve_command
+        and "-d" not in prov.serve_command
+    )
     check_figures(folder, run)
     snapshot = json.loads((folder / "runs" / prov.flag_snapshot).read_text())  # taken inside the image
     assert snapshot["image"] == "local/vllm-cpu:0.32.0" and snapshot["vllm_version"] == "0.32.0"
@@ -117,14 +121,31 @@ def test_cluster_across_two_hosts_one_over_ssh(ssh_host, tmp_path):
 def test_replicas_behind_the_litellm_router(ssh_host, tmp_path):
     root, folder = example(tmp_path, "tiny-cpu-replicas")
     port, router = free_port(), free_port()
-    assert main(["--root", str(root), "refresh", "tiny-cpu-replicas", "--hosts", f"local,{ssh_host}", "--port", str(port),
-                 "--router-port", str(router)]) == 0
+    assert (
+        main(
+            [
+                "--root",
+                str(root),
+                "refresh",
+                "tiny-cpu-replicas",
+                "--hosts",
+                f"local,{ssh_host}",
+                "--port",
+                str(port),
+                "--router-port",
+                str(router),
+            ]
+        )
+        == 0
+    )
     run = load_entry(folder).latest
     assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
     prov = run.provenance
     assert prov.topology == "replicas" and prov.router["router_settings"]["routing_strategy"] == "least-busy"
     assert [m["litellm_params"]["api_base"] for m in prov.router["model_list"]] == [
-        f"http://127.0.0.1:{port}/v1", f"http://127.0.0.1:{port + 1}/v1"]  # one address: the second replica takes the next port
+        f"http://127.0.0.1:{port}/v1",
+        f"http://127.0.0.1:{port + 1}/v1",
+    ]  # one address: the second replica takes the next port
     assert all(f"--base-url http://127.0.0.1:{router}" in " ".join(cmd) for cmd in prov.bench_commands)
     raw = folder / "runs" / run.stamp
     served = [(raw / f"server-replica-{i}.log").read_text().count("POST /v1/completions") for i in (1, 2)]
@@ -146,8 +167,13 @@ def test_worker_node_killed_mid_sweep_then_resume(ssh_host, tmp_path):
     root, folder = example(tmp_path, "tiny-cpu-cluster", output_len=64, prompts_per_level=64, prompts_per_stream=16)
     port = free_port()
     argv = ["--root", str(root), "refresh", "tiny-cpu-cluster", "--hosts", f"local,{ssh_host}", "--port", str(port)]
-    proc = subprocess.Popen([sys.executable, "-m", "catalogue", *argv], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "catalogue", *argv],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
     def first_level_done() -> bool:
         events = list((folder / "runs").glob("*/events.jsonl")) if (folder / "runs").exists() else []
@@ -173,9 +199,23 @@ def test_worker_node_killed_mid_sweep_then_resume(ssh_host, tmp_path):
 
 def test_ctrl_c_during_boot_removes_every_container(engine, tmp_path):
     root, folder = example(tmp_path, "tiny-cpu-docker")
-    proc = subprocess.Popen([sys.executable, "-m", "catalogue", "--root", str(root), "refresh", "tiny-cpu-docker",
-                             "--port", str(free_port())], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "catalogue",
+            "--root",
+            str(root),
+            "refresh",
+            "tiny-cpu-docker",
+            "--port",
+            str(free_port()),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     _wait_for(lambda: len(labelled_containers("catalogue.recipe=tiny-cpu-docker")) >= 2, 120, proc)  # server + client
     proc.send_signal(signal.SIGINT)
     out = proc.communicate(timeout=120)[0]
@@ -189,8 +229,21 @@ def test_ray_cluster_forms_across_hosts_then_vllm_cpu_refuses_ray(ssh_host, tmp_
     exits with "does not support ray" once both Ray nodes have joined; the runner names that and leaves nothing."""
     docker_env.build_ray_image()
     root, folder = example(tmp_path, "tiny-cpu-cluster-ray")
-    assert main(["--root", str(root), "refresh", "tiny-cpu-cluster-ray", "--hosts", f"local,{ssh_host}",
-                 "--port", str(free_port())]) == 1
+    assert (
+        main(
+            [
+                "--root",
+                str(root),
+                "refresh",
+                "tiny-cpu-cluster-ray",
+                "--hosts",
+                f"local,{ssh_host}",
+                "--port",
+                str(free_port()),
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert "vllm serve on the Ray head exited with code" in err and "does not support ray" in err
     raw = next((folder / "runs").iterdir())

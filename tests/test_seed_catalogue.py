@@ -42,7 +42,7 @@ def test_concurrency_first_comparisons_match_seed(entries, seeds):
     rows = re.findall(r"^\| ([^|]+?) \| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([+-][\d.]+)% \|$", text, re.M)
     entry = entries["gptoss-120b"]
     assert len(rows) == len(entry.recipe.comparisons) == 4
-    for (source, c, theirs, ours, delta), comparison in zip(rows, entry.recipe.comparisons):
+    for (_source, c, theirs, ours, delta), comparison in zip(rows, entry.recipe.comparisons):
         assert comparison.concurrency == int(c) and comparison.value == float(theirs)
         _, level = entry.ours(comparison)
         assert metric_value(level, comparison.metric) == float(ours)
@@ -69,21 +69,31 @@ def test_ngc_batch_scaling_and_long_context(entries, seeds):
     runs = {run.label: run for run in entries["gptoss-120b-ngc-2509"].runs}
     after = runs["after tuning: batch scaling and long context"]
     assert [(lv.concurrency, lv.generation_tps) for lv in after.levels] == [(int(c), float(v)) for c, v in batch]
-    long_rows = re.findall(r"^\| (Short|Medium|Long)\s+\| \**([\d,]+)\**\s+\| \**([\d,]+) ms\**\s+\| ([\d.]+) tok/s", text, re.M)
+    long_rows = re.findall(
+        r"^\| (Short|Medium|Long)\s+\| \**([\d,]+)\**\s+\| \**([\d,]+) ms\**\s+\| ([\d.]+) tok/s", text, re.M
+    )
     assert len(long_rows) == 3
     for (label, tokens, latency, decode), level in zip(long_rows, after.long_context):
         assert level.label == label.lower() and level.prompt_tokens == _num(tokens)
         assert level.e2e_ms.mean == _num(latency) and level.generation_tps == float(decode)
     assert "8044 ms" in text and runs["before tuning: interactive"].levels[0].e2e_ms.mean == 8044
     assert "8030 ms" in text and runs["after tuning: interactive"].levels[0].e2e_ms.mean == 8030
-    assert "| Batch-16 tok/s         | 186 " in text and runs["before tuning: batch scaling and long context"].level(16).generation_tps == 186
-    assert "8426 ms" in text and runs["before tuning: batch scaling and long context"].long_context[0].e2e_ms.mean == 8426
+    assert (
+        "| Batch-16 tok/s         | 186 " in text
+        and runs["before tuning: batch scaling and long context"].level(16).generation_tps == 186
+    )
+    assert (
+        "8426 ms" in text and runs["before tuning: batch scaling and long context"].long_context[0].e2e_ms.mean == 8426
+    )
 
 
 TOPOLOGY_COLUMNS = ["solo", "cluster-tp2", "2x-shuffle", "2x-least-busy"]
 
 
-@pytest.mark.parametrize(("heading", "field"), [("Decode Throughput", "generation_tps"), ("Prefill Throughput", "prefill_tps"), ("Time to First Token", "ttft")])
+@pytest.mark.parametrize(
+    ("heading", "field"),
+    [("Decode Throughput", "generation_tps"), ("Prefill Throughput", "prefill_tps"), ("Time to First Token", "ttft")],
+)
 def test_topology_tables(entries, seeds, heading, field):
     text = seed_text(seeds, "003")
     section = text.split(heading, 1)[1].split("Legend", 1)[0]
@@ -110,7 +120,10 @@ def test_community_131k_table(entries, seeds):
     run = entries["gptoss-120b-community-131k"].latest
     assert [lv.concurrency for lv in run.levels] == [1, 4, 16, 64]
     for lv in run.levels:
-        row = f"{lv.concurrency}{lv.total_tps:,.0f}{lv.generation_tps:.0f}{lv.ttft_ms.mean:.0f} ms{lv.itl_ms.mean:.0f} ms{lv.e2e_ms.mean / 1000:.1f} s"
+        row = (
+            f"{lv.concurrency}{lv.total_tps:,.0f}{lv.generation_tps:.0f}{lv.ttft_ms.mean:.0f} ms"
+            f"{lv.itl_ms.mean:.0f} ms{lv.e2e_ms.mean / 1000:.1f} s"
+        )
         assert row in text, row
     flags = entries["gptoss-120b-community-131k"].recipe.serving.flags
     assert flags["max-model-len"] == 131072 and flags["max-num-seqs"] == 2

@@ -27,8 +27,11 @@ def test_a_child_that_left_the_process_group_is_still_found_by_its_session(tmp_p
     leader.wait(timeout=10)
     time.sleep(1)
     members = srv.session_members(leader.pid)
-    assert members and all(subprocess.run(["ps", "-o", "pgid=", "-p", str(p)], capture_output=True, text=True).stdout.strip()
-                           != str(leader.pid) for p in members)
+    assert members and all(
+        subprocess.run(["ps", "-o", "pgid=", "-p", str(p)], capture_output=True, text=True).stdout.strip()
+        != str(leader.pid)
+        for p in members
+    )
     srv.stop_group(leader, grace_s=2)
     assert srv.session_members(leader.pid) == []
 
@@ -36,9 +39,14 @@ def test_a_child_that_left_the_process_group_is_still_found_by_its_session(tmp_p
 def test_first_error_is_the_root_cause_not_a_warning_or_a_wrapper(tmp_path):
     log = tmp_path / "server.log"
     log.write_text(
-        "(APIServer pid=1) WARNING [system_utils.py:255] fd limit errors like `OSError: [Errno 24] Too many open files`\n"
+        "(APIServer pid=1) WARNING [system_utils.py:255] fd limit errors like "
+        "`OSError: [Errno 24] Too many open files`\n"
         "(EngineCore pid=2) ERROR 11-22 [core.py:1510] ValueError: current platform cpu does not support ray.\n"
-        "RuntimeError: Engine core initialization failed. See root cause above.\n")
+        "RuntimeError: Engine core initialization failed. See root cause above.\n"
+    )
     assert srv.first_error(log) == "ValueError: current platform cpu does not support ray."
     failed = srv.failure("head on host a exited with code 1", log)
-    assert str(failed).splitlines()[0] == "head on host a exited with code 1: ValueError: current platform cpu does not support ray."
+    assert (
+        str(failed).splitlines()[0]
+        == "head on host a exited with code 1: ValueError: current platform cpu does not support ray."
+    )

@@ -13,8 +13,15 @@ from tests.site_support import Served, mkdocs_build
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="session")
@@ -51,7 +58,14 @@ def open_page(browser, site):
         page = context.new_page()
         page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("request", lambda r: problems.append(f"off-site request: {r.url}") if not r.url.startswith(site) and not r.url.startswith("data:") else None)
+        page.on(
+            "request",
+            lambda r: (
+                problems.append(f"off-site request: {r.url}")
+                if not r.url.startswith(site) and not r.url.startswith("data:")
+                else None
+            ),
+        )
         page.goto(f"{site}/{path}")
         page.wait_for_load_state("networkidle")
         return page
@@ -64,7 +78,8 @@ def open_page(browser, site):
 
 def _column(page, index: int) -> list[str]:
     return page.eval_on_selector_all(
-        "#rc-index tbody tr:not([hidden])", f"rows => rows.map(r => r.cells[{index}].getAttribute('data-value') ?? r.cells[{index}].textContent.trim())"
+        "#rc-index tbody tr:not([hidden])",
+        f"rows => rows.map(r => r.cells[{index}].getAttribute('data-value') ?? r.cells[{index}].textContent.trim())",
     )
 
 
@@ -84,7 +99,9 @@ def test_index_filters(open_page):
     page.select_option("select[data-filter=topology]", "solo")
     assert page.locator("#rc-count").text_content() == "4 recipe(s)"
     page.select_option("select[data-filter=status]", "production")
-    titles = page.eval_on_selector_all("#rc-index tbody tr:not([hidden]) td:first-child", "cells => cells.map(c => c.textContent)")
+    titles = page.eval_on_selector_all(
+        "#rc-index tbody tr:not([hidden]) td:first-child", "cells => cells.map(c => c.textContent)"
+    )
     assert titles == ["openai/gpt-oss-120b on ASUS GX10 / DGX Spark (concurrency-first)"]
     page.select_option("select[data-filter=status]", "")
     page.select_option("select[data-filter=topology]", "")
@@ -99,7 +116,9 @@ def test_recipe_chart_has_one_point_per_level(open_page):
     page = open_page("recipes/gptoss-120b/")
     chart = page.locator("div.rc-chart").first
     assert chart.is_visible()
-    xs = chart.locator('.rc-pts[data-series="Generation"] .rc-pt').evaluate_all("ps => ps.map(p => Number(p.dataset.x))")
+    xs = chart.locator('.rc-pts[data-series="Generation"] .rc-pt').evaluate_all(
+        "ps => ps.map(p => Number(p.dataset.x))"
+    )
     assert xs == [1, 2, 4, 5, 8, 10, 16, 32, 64, 128, 256]
     peaks = chart.locator('.rc-pts[data-series="Peak"] .rc-pt').evaluate_all("ps => ps.map(p => Number(p.dataset.y))")
     assert peaks[-1] == 1024
@@ -117,7 +136,9 @@ def test_chart_point_shows_its_value_on_hover(open_page):
 def test_recipe_page_has_the_theme_and_a_table_of_contents(open_page):
     page = open_page("recipes/gptoss-120b/")
     assert page.locator("h1").count() == 1
-    toc = page.eval_on_selector_all("nav.md-nav--secondary a.md-nav__link", "links => links.map(a => a.getAttribute('href'))")
+    toc = page.eval_on_selector_all(
+        "nav.md-nav--secondary a.md-nav__link", "links => links.map(a => a.getAttribute('href'))"
+    )
     assert "#performance" in toc and "#launch-command" in toc
     page.locator("nav.md-nav--secondary a.md-nav__link[href='#launch-command']").click()
     assert page.evaluate("location.hash") == "#launch-command"
@@ -152,7 +173,10 @@ def test_comparison_page_renders(open_page):
     page = open_page("compare/openai-gpt-oss-120b--dgx-spark/")
     assert page.locator("table.rc-compare").count() >= 3
     assert page.locator("td.rc-best").count() > 0
-    assert page.locator("nav.md-nav--primary").first.is_hidden() and page.locator("nav.md-nav--secondary").first.is_hidden()
+    assert (
+        page.locator("nav.md-nav--primary").first.is_hidden()
+        and page.locator("nav.md-nav--secondary").first.is_hidden()
+    )
 
 
 def test_pareto_chart_has_every_point_and_its_frontier(open_page):
@@ -186,9 +210,17 @@ def test_stale_badge_says_by_how_much(open_page):
     assert all(f"vLLM 0.{v} ✓" in drift for v in (29, 30, 31, 32, 33))
 
 
-PAGES = ["", "compare/openai-gpt-oss-120b--dgx-spark/", "recipes/gptoss-120b/", "recipes/gptoss-120b-topology-cluster-tp2/",
-         "examples/tiny-cpu-docker/", "examples/tiny-cpu-replicas/"]
-ARTEFACTS = Path(os.environ.get("CATALOGUE_ARTEFACTS", Path(__file__).resolve().parents[1] / "artefacts")) / "screenshots"
+PAGES = [
+    "",
+    "compare/openai-gpt-oss-120b--dgx-spark/",
+    "recipes/gptoss-120b/",
+    "recipes/gptoss-120b-topology-cluster-tp2/",
+    "examples/tiny-cpu-docker/",
+    "examples/tiny-cpu-replicas/",
+]
+ARTEFACTS = (
+    Path(os.environ.get("CATALOGUE_ARTEFACTS", Path(__file__).resolve().parents[1] / "artefacts")) / "screenshots"
+)
 
 
 @pytest.mark.parametrize("width", [1400, 375])
@@ -203,14 +235,17 @@ def test_layout_at_desktop_and_phone_width(browser, site, width):
             page.wait_for_load_state("networkidle")
             name = (path.strip("/").replace("/", "__") or "index") + f"-{width}.png"
             page.screenshot(path=str(ARTEFACTS / name), full_page=True)
-            assert page.evaluate("document.documentElement.scrollWidth") <= width, f"{path} scrolls sideways at {width} px"
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, (
+                f"{path} scrolls sideways at {width} px"
+            )
             column = page.eval_on_selector("article.md-content__inner", "a => a.getBoundingClientRect().width")
             for chart in page.locator("div.rc-chart").all():
                 chart.scroll_into_view_if_needed()
                 plot = chart.locator("svg").bounding_box()["width"]
                 assert plot >= (600 if width >= 1400 else 0.7 * column), (path, plot, column)
                 sizes = chart.locator(".rc-xtick, .rc-ytick, .rc-key, .rc-chart-title").evaluate_all(
-                    "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
+                    "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))"
+                )
                 assert sizes and min(sizes) >= 12, (path, min(sizes))
         if width >= 1400:
             page.goto(f"{site}/")

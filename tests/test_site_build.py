@@ -23,8 +23,12 @@ def test_strict_build_of_the_seed_catalogue(tmp_path):
 
 def test_link_check_finds_a_broken_link(tmp_path):
     (tmp_path / "a").mkdir()
-    (tmp_path / "index.html").write_text('<a href="a/">ok</a> <a href="b/">no</a> <a href="#top">no anchor</a> <a id="x" href="#x">ok</a>')
-    (tmp_path / "a/index.html").write_text('<a href="../#x">ok</a> <a href="../#y">no</a> <a href="https://example.org/">off-site</a>')
+    (tmp_path / "index.html").write_text(
+        '<a href="a/">ok</a> <a href="b/">no</a> <a href="#top">no anchor</a> <a id="x" href="#x">ok</a>'
+    )
+    (tmp_path / "a/index.html").write_text(
+        '<a href="../#x">ok</a> <a href="../#y">no</a> <a href="https://example.org/">off-site</a>'
+    )
     assert broken_links(tmp_path) == ["a/index.html -> ../#y", "index.html -> b/", "index.html -> #top"]
 
 

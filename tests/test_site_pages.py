@@ -20,9 +20,21 @@ from catalogue.site.templating import fmt_num
 from catalogue.site.view import Validation
 
 GOLDEN = Path(__file__).parent / "golden"
-FIXED = Validation("0.32.0", dt.date(2026, 11, 22), "test snapshot", [
-    Finding("info", Path("recipes/gptoss-120b/recipe.yaml"), "mxfp4-layers", "not in vLLM 0.32.0; provided by vllm-node-mxfp4", "vLLM 0.32.0"),
-], [DriftCell("0.31.0", False, ("--x-<b> renamed to --y",)), DriftCell("0.32.0", True), DriftCell("0.33.0", True)])
+FIXED = Validation(
+    "0.32.0",
+    dt.date(2026, 11, 22),
+    "test snapshot",
+    [
+        Finding(
+            "info",
+            Path("recipes/gptoss-120b/recipe.yaml"),
+            "mxfp4-layers",
+            "not in vLLM 0.32.0; provided by vllm-node-mxfp4",
+            "vLLM 0.32.0",
+        ),
+    ],
+    [DriftCell("0.31.0", False, ("--x-<b> renamed to --y",)), DriftCell("0.32.0", True), DriftCell("0.33.0", True)],
+)
 
 
 @pytest.mark.parametrize("page", ["recipes/gptoss-120b.md", "compare/openai-gpt-oss-120b--dgx-spark.md", "index.md"])
@@ -31,12 +43,29 @@ def test_golden_pages(entries, page):
     golden = GOLDEN / page.replace("/", "__")
     if os.environ.get("UPDATE_GOLDEN"):
         golden.write_text(pages[page].markdown())
-    assert pages[page].markdown() == golden.read_text(), f"rerun with UPDATE_GOLDEN=1 if the change is intended: {golden}"
+    assert pages[page].markdown() == golden.read_text(), (
+        f"rerun with UPDATE_GOLDEN=1 if the change is intended: {golden}"
+    )
 
 
 def test_recipe_page_shows_every_seed_figure(entries):
     page = render_recipe(entries["gptoss-120b"], FIXED).markdown()
-    for figure in ["60.4", "80.3", "107.2", "118.7", "141.9", "160.5", "181.2", "202", "229.2", "271", "285.8", "1,024", "5,115", "7,034"]:
+    for figure in [
+        "60.4",
+        "80.3",
+        "107.2",
+        "118.7",
+        "141.9",
+        "160.5",
+        "181.2",
+        "202",
+        "229.2",
+        "271",
+        "285.8",
+        "1,024",
+        "5,115",
+        "7,034",
+    ]:
         assert f"<td>{figure}</td>" in page
     for delta in ["+46.4 %", "+53.9 %", "+73.6 %", "+10.1 %"]:
         assert delta in page
@@ -48,7 +77,10 @@ def test_drift_row_names_each_release_and_why_one_refuses(entries):
     page = render_recipe(entries["gptoss-120b"], FIXED).markdown()
     row = re.search(r'<p class="rc-drift">(.*?)</p>', page).group(1)
     assert [html.unescape(t) for t in re.findall(r">(vLLM [^<]*)<", row)] == [
-        "vLLM 0.31 ✗ (--x-<b> renamed to --y)", "vLLM 0.32 ✓", "vLLM 0.33 ✓"]
+        "vLLM 0.31 ✗ (--x-<b> renamed to --y)",
+        "vLLM 0.32 ✓",
+        "vLLM 0.33 ✓",
+    ]
     assert "<b>" not in row
     index = build_pages(list(entries.values()), {"gptoss-120b": FIXED})["index.md"].markdown()
     assert 'data-vllm="0.32 0.33"' in index and '<option value="0.33">vLLM 0.33</option>' in index
@@ -85,15 +117,20 @@ def test_replica_page_shows_servers_router_config_and_router(entries):
     config = yaml.safe_load(blocks[2])
     assert config["router_settings"]["routing_strategy"] == "simple-shuffle"
     assert [m["litellm_params"]["api_base"] for m in config["model_list"]] == [
-        "http://<replica-1-ip>:8000/v1", "http://<replica-2-ip>:8000/v1"]
+        "http://<replica-1-ip>:8000/v1",
+        "http://<replica-2-ip>:8000/v1",
+    ]
     assert split_command(blocks[3])[:3] == ["litellm", "--config", "litellm.yaml"]
 
 
 def test_hostile_strings_are_escaped(recipe_copy):
     root, folder = recipe_copy()
     text = (folder / "recipe.yaml").read_text()
-    text = text.replace("title: openai/gpt-oss-120b on ASUS GX10 / DGX Spark (concurrency-first)", 'title: "<script>alert(1)</script> & <b>x</b>"')
-    text = text.replace("    - \"Interactive use", "    - \"<img src=x onerror=alert(2)> `<code>` Interactive use", 1)
+    text = text.replace(
+        "title: openai/gpt-oss-120b on ASUS GX10 / DGX Spark (concurrency-first)",
+        'title: "<script>alert(1)</script> & <b>x</b>"',
+    )
+    text = text.replace('    - "Interactive use', '    - "<img src=x onerror=alert(2)> `<code>` Interactive use', 1)
     (folder / "recipe.yaml").write_text(text)
     page = build_pages(load_catalogue([root]))["recipes/gptoss-120b.md"].markdown()
     assert "<script>" not in page and "<img" not in page and "<b>" not in page
@@ -102,7 +139,14 @@ def test_hostile_strings_are_escaped(recipe_copy):
 
 
 def test_number_format():
-    assert [fmt_num(v) for v in (None, 5115, 60.4, 1024.0, 33.73, 107.0588)] == ["—", "5,115", "60.4", "1,024", "33.73", "107.1"]
+    assert [fmt_num(v) for v in (None, 5115, 60.4, 1024.0, 33.73, 107.0588)] == [
+        "—",
+        "5,115",
+        "60.4",
+        "1,024",
+        "33.73",
+        "107.1",
+    ]
 
 
 def test_comparison_page_compares_only_like_with_like(entries):
@@ -110,9 +154,17 @@ def test_comparison_page_compares_only_like_with_like(entries):
     compared, apart = page.split('<h2 id="not-compared">')
     assert compared.count('<h2 id="workload-') == 1 and "llama-benchy 0.3.5" in compared.split("</h2>")[0]
     heads = re.findall(r"<th>([a-z0-9-]+)<br><small>(\d) nodes?</small></th>", compared)
-    assert sorted(set(heads)) == [("topology-2x-least-busy", "2"), ("topology-2x-shuffle", "2"), ("topology-cluster-tp2", "2"), ("topology-solo", "1")]
-    for recipe_id, reason in [("gptoss-120b", "does not say how it measured"), ("gptoss-120b-community-131k", "does not say how it measured"),
-                              ("gptoss-120b-ngc-2509", "names the tool (gpt_oss_benchmark.py) but not the prompts")]:
+    assert sorted(set(heads)) == [
+        ("topology-2x-least-busy", "2"),
+        ("topology-2x-shuffle", "2"),
+        ("topology-cluster-tp2", "2"),
+        ("topology-solo", "1"),
+    ]
+    for recipe_id, reason in [
+        ("gptoss-120b", "does not say how it measured"),
+        ("gptoss-120b-community-131k", "does not say how it measured"),
+        ("gptoss-120b-ngc-2509", "names the tool (gpt_oss_benchmark.py) but not the prompts"),
+    ]:
         item = next(line for line in apart.splitlines() if f'recipes/{recipe_id}/"' in line)
         assert reason in item
         assert f"recipes/{recipe_id}/" not in compared
@@ -130,7 +182,9 @@ def test_throughput_winner_is_decided_per_node(entries):
     assert "567.9<br><small>283.9 / node</small>" in generation[64]
     assert generation[64].endswith("<td>topology-solo (+11 %)</td></tr>")
     # c1: the two-node cluster's 69 tok/s is 34.5 per node
-    assert "69<br><small>34.5 / node</small>" in generation[1] and generation[1].endswith("<td>topology-solo (+67 %)</td></tr>")
+    assert "69<br><small>34.5 / node</small>" in generation[1] and generation[1].endswith(
+        "<td>topology-solo (+67 %)</td></tr>"
+    )
 
 
 def test_latency_winner_only_among_the_same_node_count(entries):
@@ -145,7 +199,9 @@ def test_published_comparison_says_when_workloads_differ(entries):
     page = render_recipe(entries["gptoss-120b"], FIXED).markdown()
     section = page.split('id="comparisons"')[1].split("<h2")[0]
     arena = [line for line in section.splitlines() if "Spark Arena" in line]
-    assert len(arena) == 2 and all("not like for like" in line and "prompt 2,048 / output 128 tokens" in line for line in arena)
+    assert len(arena) == 2 and all(
+        "not like for like" in line and "prompt 2,048 / output 128 tokens" in line for line in arena
+    )
     assert "same workload" not in section
 
 

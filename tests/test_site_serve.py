@@ -40,9 +40,19 @@ def test_serve_shows_a_yaml_edit_without_restart(recipe_copy, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "CATALOGUE_RECIPE_ROOTS": os.pathsep.join([str(root), str(REPO / "examples")])}
-    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"], cwd=REPO, env=env,
-                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    env = {
+        **os.environ,
+        "NO_MKDOCS_2_WARNING": "1",
+        "CATALOGUE_RECIPE_ROOTS": os.pathsep.join([str(root), str(REPO / "examples")]),
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}/recipes/gptoss-120b/"
     try:
         assert _wait_for(url, "concurrency-first", 120), (tmp_path / "serve.log").read_text()[-2000:]

@@ -14,7 +14,7 @@ def test_shell_and_full_theme_render_give_identical_sites(tmp_path):
     shutil.copytree(REPO / "recipes", root)
     folder = root / "gptoss-120b"
     data = yaml.safe_load((folder / "recipe.yaml").read_text())
-    data["title"] = "<script>x</script> & \"quotes\" rcshelltitlex"
+    data["title"] = '<script>x</script> & "quotes" rcshelltitlex'
     data["summary"] = "A summary with <b>markup</b>, `code` and rcshellcontentx. " * 5
     (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     roots = [root, REPO / "examples"]

@@ -13,7 +13,10 @@ def test_solo_is_the_recipes_own_command(entries):
     recipe = entries["gptoss-120b"].recipe
     lay = layout(recipe, [A])
     assert lay.kind == "solo" and len(lay.servers) == 1 and lay.router is None
-    assert lay.servers[0].serve[:3] == ["vllm", "serve", "openai/gpt-oss-120b"] and lay.endpoint() == "http://192.0.2.1:8000"
+    assert (
+        lay.servers[0].serve[:3] == ["vllm", "serve", "openai/gpt-oss-120b"]
+        and lay.endpoint() == "http://192.0.2.1:8000"
+    )
 
 
 def test_cluster_runs_the_same_serve_on_every_node_with_its_rank(entries):
@@ -29,7 +32,7 @@ def test_cluster_runs_the_same_serve_on_every_node_with_its_rank(entries):
 
 
 def test_cluster_needs_its_nodes(entries):
-    with pytest.raises(ValueError, match="topology.nodes is 2 but 1 node"):
+    with pytest.raises(ValueError, match=r"topology\.nodes is 2 but 1 node"):
         layout(entries["gptoss-120b-topology-cluster-tp2"].recipe, [A])
 
 
@@ -38,7 +41,9 @@ def test_ray_backend_starts_ray_on_every_node_then_serves_on_the_head(entries):
     flags = {**recipe.serving.flags, "distributed-executor-backend": "ray"}
     lay = layout(recipe, [A, B], flags)
     head, worker = lay.servers
-    assert lay.ray and head.serve[:3] == ["ray", "start", "--head"] and worker.serve[:3] == ["ray", "start", "--address"]
+    assert (
+        lay.ray and head.serve[:3] == ["ray", "start", "--head"] and worker.serve[:3] == ["ray", "start", "--address"]
+    )
     assert "192.0.2.1:6379" in worker.serve and head.exec_serve[:2] == ["vllm", "serve"]
     assert "--distributed-executor-backend" in head.exec_serve
 
@@ -50,7 +55,9 @@ def test_replicas_get_a_router_with_the_recipes_strategy(entries):
     config = lay.router.config
     assert config["router_settings"] == {"routing_strategy": "least-busy"}
     assert [m["litellm_params"]["api_base"] for m in config["model_list"]] == [
-        "http://192.0.2.1:8000/v1", "http://192.0.2.2:8000/v1"]
+        "http://192.0.2.1:8000/v1",
+        "http://192.0.2.2:8000/v1",
+    ]
     assert {m["model_name"] for m in config["model_list"]} == {"openai/gpt-oss-120b"}
     assert lay.endpoint() == "http://127.0.0.1:4000"
 
@@ -63,4 +70,6 @@ def test_two_replicas_on_one_address_take_two_ports(entries):
 
 def test_page_nodes_are_placeholders(entries):
     assert [n.address for n in placeholder_nodes(entries["gptoss-120b-topology-cluster-tp2"].recipe)] == [
-        "<head-ip>", "<worker-1-ip>"]
+        "<head-ip>",
+        "<worker-1-ip>",
+    ]

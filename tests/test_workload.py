@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from catalogue.workload import Workload
 
-BENCHY = dict(tool="llama-benchy", tool_version="0.3.5", dataset="llama-benchy's generated prompts", input_len=1024,
-              output_len=128, repetitions=50)
+BENCHY = {
+    "tool": "llama-benchy",
+    "tool_version": "0.3.5",
+    "dataset": "llama-benchy's generated prompts",
+    "input_len": 1024,
+    "output_len": 128,
+    "repetitions": 50,
+}
 
 
 def test_key_ignores_tool_version_and_case():
@@ -14,8 +20,15 @@ def test_key_ignores_tool_version_and_case():
 
 def test_every_other_field_is_part_of_the_key():
     base = Workload(**BENCHY)
-    for change in ({"input_len": 2048}, {"output_len": 256}, {"context_depth": 4096}, {"repetitions": 5},
-                   {"dataset": "sharegpt"}, {"prompts_per_level": "64"}, {"tool": "vllm bench serve"}):
+    for change in (
+        {"input_len": 2048},
+        {"output_len": 256},
+        {"context_depth": 4096},
+        {"repetitions": 5},
+        {"dataset": "sharegpt"},
+        {"prompts_per_level": "64"},
+        {"tool": "vllm bench serve"},
+    ):
         assert Workload(**{**BENCHY, **change}).key != base.key, change
 
 
@@ -32,6 +45,11 @@ def test_known_needs_prompts_and_both_lengths():
 
 
 def test_describe():
-    assert Workload(**BENCHY).describe() == ("llama-benchy 0.3.5 · llama-benchy's generated prompts · prompt 1,024 / output 128 tokens"
-                                             " · 50 repetitions per level")
-    assert Workload(tool="gpt_oss_benchmark.py").describe() == "gpt_oss_benchmark.py · prompt and output lengths not stated"
+    assert Workload(**BENCHY).describe() == (
+        "llama-benchy 0.3.5 · llama-benchy's generated prompts · prompt 1,024 / output 128 tokens"
+        " · 50 repetitions per level"
+    )
+    assert (
+        Workload(tool="gpt_oss_benchmark.py").describe()
+        == "gpt_oss_benchmark.py · prompt and output lengths not stated"
+    )

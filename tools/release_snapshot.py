@@ -26,8 +26,21 @@ def unpack(version: str) -> Path:
     folder = CACHE / version
     ready = folder / ".ready"
     if not ready.exists():
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--upgrade", "--target", str(folder),
-                        distribution(version)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--upgrade",
+                "--target",
+                str(folder),
+                distribution(version),
+            ],
+            check=True,
+        )
         record = folder / f"vllm-{version}+cpu.dist-info"
         record.mkdir(exist_ok=True)
         (record / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}+cpu\n")
@@ -40,7 +53,10 @@ def dump(version: str, out_dir: Path) -> Path:
     """Write snapshots/vllm-<version>.json from that release's parser."""
     folder = unpack(version)
     out = out_dir / f"vllm-{version}.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    }
     subprocess.run([sys.executable, "-m", "catalogue", "flags", "dump", "--out", str(out)], check=True, env=env)
     return out
 

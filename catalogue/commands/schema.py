@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from catalogue.atomic import write_text
 from catalogue.benchmark import BenchmarkRun
 from catalogue.recipe import Recipe
 
-SCHEMAS = {"recipe.schema.json": Recipe, "run.schema.json": BenchmarkRun}
+SCHEMAS: dict[str, type[BaseModel]] = {"recipe.schema.json": Recipe, "run.schema.json": BenchmarkRun}
 
 
 def render_schemas() -> dict[str, str]:

@@ -11,8 +11,9 @@ from catalogue.flags.select import upstream_checker, validate_entries
 from catalogue.loading import load_catalogue
 
 
-def run_validate(roots: list[Path], ids: list[str], snapshot: Path | None, check_flags: bool = True,
-                 release: str | None = None) -> int:
+def run_validate(
+    roots: list[Path], ids: list[str], snapshot: Path | None, check_flags: bool = True, release: str | None = None
+) -> int:
     """Print one line per finding; exit 1 when any is an error. `release`: a committed release snapshot."""
     entries = load_catalogue(roots, ids or None)
     print(f"loaded {len(entries)} recipe(s), {sum(len(e.runs) for e in entries)} run(s)")
@@ -22,7 +23,7 @@ def run_validate(roots: list[Path], ids: list[str], snapshot: Path | None, check
     print(f"flags checked against {checker.source}")
     findings = validate_entries(entries, checker)
     errors = 0
-    for recipe_id, items in findings.items():
+    for items in findings.values():
         for finding in items:
             stream = sys.stderr if finding.level == "error" else sys.stdout
             print(finding, file=stream)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from catalogue.flags.snapshot import FlagSnapshot, OptionSpec
 
@@ -26,15 +27,16 @@ class ArgvChecker(Protocol):
 
 
 class LiveChecker:
-    """The installed vLLM's parser and `validate_parsed_serve_args`."""
+    """The installed vLLM's parser and `validate_parsed_serve_args`, both built by catalogue.flags.extract
+    (`live_checker()`) and handed in here."""
 
-    def __init__(self, snapshot: FlagSnapshot) -> None:
-        from catalogue.flags.extract import cross_flag_check, vllm_parser
-
+    def __init__(
+        self, snapshot: FlagSnapshot, parser: argparse.ArgumentParser, cross: Callable[[argparse.Namespace], Any] | None
+    ) -> None:
         self.snapshot = snapshot
         self.source = f"installed vLLM {snapshot.vllm_version}"
-        self._parser = vllm_parser(raising=True)
-        self._cross = cross_flag_check()
+        self._parser = parser
+        self._cross = cross
 
     def parse(self, argv: list[str]) -> tuple[argparse.Namespace | None, str | None]:
         try:
@@ -55,7 +57,7 @@ class LiveChecker:
 class RaiseOnError:
     """Mixin for an argparse parser: an error raises ArgumentError instead of printing and exiting."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         raise argparse.ArgumentError(None, message)
 
 
@@ -113,8 +115,11 @@ class SnapshotChecker:
             reachable: dict[str, OptionSpec] = {}
             for name in names:
                 exact = self.snapshot.option(name)
-                candidates = [exact] if exact is not None else [
-                    o for o in self.snapshot.options if any(s.startswith(name) for s in o.spellings)]
+                candidates = (
+                    [exact]
+                    if exact is not None
+                    else [o for o in self.snapshot.options if any(s.startswith(name) for s in o.spellings)]
+                )
                 reachable.update((o.dest + " ".join(o.spellings), o) for o in candidates)
             parser = _RaisingArgumentParser(add_help=False)
             parser.add_argument("model_tag", nargs="?")
@@ -141,7 +146,9 @@ class SnapshotChecker:
 
     def parse(self, argv: list[str]) -> tuple[argparse.Namespace | None, str | None]:
         normalised = [_dashes(word) for word in argv]
-        names = frozenset(w.split("=", 1)[0] for w in normalised if w.startswith("-") and w[1:2].isalpha() or w.startswith("--"))
+        names = frozenset(
+            w.split("=", 1)[0] for w in normalised if (w.startswith("-") and w[1:2].isalpha()) or w.startswith("--")
+        )
         try:
             return self._parser_for(names).parse_args(normalised), None
         except (argparse.ArgumentError, argparse.ArgumentTypeError) as exc:

@@ -48,10 +48,12 @@ def release_checker(version: str, root: Path = SNAPSHOT_DIR) -> SnapshotChecker:
     wanted = version_key(version)
     for path in release_snapshots(root):
         have = version_key(path.stem.removeprefix("vllm-"))
-        if have == wanted or have[: len(wanted)] == wanted and all(p == 0 for p in have[len(wanted):]):
+        if have == wanted or (have[: len(wanted)] == wanted and all(p == 0 for p in have[len(wanted) :])):
             return SnapshotChecker(read_snapshot(path), f"snapshot {path.name}")
     known = ", ".join(p.stem.removeprefix("vllm-") for p in release_snapshots(root)) or "none"
-    raise CatalogueError(root, f"no committed flag snapshot for vLLM {version} (committed: {known}; `nox -s snapshots -- {version}`)")
+    raise CatalogueError(
+        root, f"no committed flag snapshot for vLLM {version} (committed: {known}; `nox -s snapshots -- {version}`)"
+    )
 
 
 def other_name(flag: str, snapshot: FlagSnapshot, others: list[FlagSnapshot]) -> str:
@@ -59,7 +61,7 @@ def other_name(flag: str, snapshot: FlagSnapshot, others: list[FlagSnapshot]) ->
     knowing = [(other, spec) for other in others if (spec := other.option(flag)) is not None]
     if not knowing:
         return f"--{flag} unknown"
-    other, spec = knowing[-1]
+    _other, spec = knowing[-1]
     here = next((o for o in snapshot.options if o.dest == spec.dest), None)
     if here is not None:
         spelling = "--" + flag.lstrip("-").replace("_", "-")
@@ -76,7 +78,9 @@ def _problem(finding: Finding, checker: ArgvChecker, others: list[FlagSnapshot])
     return (f"--{finding.flag}: " if finding.flag else "") + finding.message
 
 
-def drift_row(entry: Entry, checkers: list[SnapshotChecker], known: dict[str, list[Finding]] | None = None) -> list[DriftCell]:
+def drift_row(
+    entry: Entry, checkers: list[SnapshotChecker], known: dict[str, list[Finding]] | None = None
+) -> list[DriftCell]:
     """The recipe's verdict per release (image-only flags are the image's business, not upstream's).
 
     `known`: errors already found for a version (the build's main check), reused instead of checking again.
@@ -90,7 +94,9 @@ def drift_row(entry: Entry, checkers: list[SnapshotChecker], known: dict[str, li
             errors = [f for f in known[version] if f.level == "error" and "in " not in f.vllm.removeprefix("vLLM ")]
         else:
             errors = flag_errors(entry, checker)
-        cells.append(DriftCell(checker.snapshot.vllm_version, not errors, tuple(_problem(f, checker, others) for f in errors)))
+        cells.append(
+            DriftCell(checker.snapshot.vllm_version, not errors, tuple(_problem(f, checker, others) for f in errors))
+        )
     return cells
 
 

@@ -7,10 +7,25 @@ import datetime as dt
 import json
 from typing import Any
 
-from catalogue.flags.snapshot import FlagSnapshot, OptionSpec, cache_path, installed_vllm_version, read_snapshot, write_snapshot
+from catalogue.flags.checkers import LiveChecker, RaiseOnError
+from catalogue.flags.snapshot import (
+    FlagSnapshot,
+    OptionSpec,
+    cache_path,
+    installed_vllm_version,
+    read_snapshot,
+    write_snapshot,
+)
 
 JSON_CONFIG_TYPES = "parse_dataclass"
-REGISTRY_FLAGS = ("quantization", "attention-backend", "load-format", "reasoning-parser", "tool-call-parser", "kv-cache-dtype")
+REGISTRY_FLAGS = (
+    "quantization",
+    "attention-backend",
+    "load-format",
+    "reasoning-parser",
+    "tool-call-parser",
+    "kv-cache-dtype",
+)
 
 
 def vllm_parser(raising: bool = True) -> argparse.ArgumentParser:
@@ -30,9 +45,7 @@ def vllm_parser(raising: bool = True) -> argparse.ArgumentParser:
     except ImportError:
         from vllm.utils import FlexibleArgumentParser
 
-    from catalogue.flags.checkers import RaiseOnError
-
-    class RaisingParser(RaiseOnError, FlexibleArgumentParser):  # type: ignore[misc, valid-type]
+    class RaisingParser(RaiseOnError, FlexibleArgumentParser):
         pass
 
     return make_arg_parser(RaisingParser() if raising else FlexibleArgumentParser())
@@ -40,7 +53,11 @@ def vllm_parser(raising: bool = True) -> argparse.ArgumentParser:
 
 def cross_flag_check() -> Any:
     """vLLM's own post-parse checks (`validate_parsed_serve_args`)."""
-    for module in ("vllm.entrypoints.launchers.cli_args", "vllm.entrypoints.common.cli_args", "vllm.entrypoints.openai.cli_args"):
+    for module in (
+        "vllm.entrypoints.launchers.cli_args",
+        "vllm.entrypoints.common.cli_args",
+        "vllm.entrypoints.openai.cli_args",
+    ):
         try:
             mod = __import__(module, fromlist=["validate_parsed_serve_args"])
             return mod.validate_parsed_serve_args
@@ -145,7 +162,7 @@ def extract_snapshot(image: str | None = None) -> FlagSnapshot:
     return FlagSnapshot(
         vllm_version=str(getattr(vllm, "__version__", installed_vllm_version() or "unknown")),
         image=image,
-        taken_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
+        taken_at=dt.datetime.now(dt.UTC).replace(microsecond=0),
         options=options,
         registries=regs,
     )
@@ -162,3 +179,11 @@ def installed_snapshot() -> FlagSnapshot | None:
     snapshot = extract_snapshot()
     write_snapshot(snapshot, path)
     return snapshot
+
+
+def live_checker() -> LiveChecker | None:
+    """A checker with the installed vLLM's own parser and cross-flag check, or None without vLLM."""
+    snapshot = installed_snapshot()
+    if snapshot is None:
+        return None
+    return LiveChecker(snapshot, vllm_parser(raising=True), cross_flag_check())

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from catalogue.errors import CatalogueError
-from catalogue.flags.checkers import ArgvChecker, LiveChecker, SnapshotChecker
+from catalogue.flags.checkers import ArgvChecker, SnapshotChecker
 from catalogue.flags.snapshot import (
     IMAGE_SNAPSHOT_DIR,
     SNAPSHOT_DIR,
@@ -26,11 +26,11 @@ def upstream_checker(snapshot: Path | None = None, snapshot_dir: Path = SNAPSHOT
     if snapshot is not None:
         return SnapshotChecker(read_snapshot(snapshot), f"snapshot {Path(snapshot).name}")
     if installed_vllm_version() is not None:
-        from catalogue.flags.extract import installed_snapshot
+        from catalogue.flags.extract import live_checker  # imports vLLM: only when it is installed
 
-        found = installed_snapshot()
-        if found is not None:
-            return LiveChecker(found)
+        live = live_checker()
+        if live is not None:
+            return live
     newest = newest_committed(snapshot_dir)
     if newest is None:
         raise CatalogueError(snapshot_dir, "no vLLM installed and no committed flag snapshot to validate against")
@@ -47,7 +47,9 @@ def image_checker(image: str | None, root: Path = IMAGE_SNAPSHOT_DIR) -> ArgvChe
     return SnapshotChecker(read_snapshot(path), f"image snapshot {path.name}")
 
 
-def validate_entries(entries: list[Entry], checker: ArgvChecker, image_root: Path = IMAGE_SNAPSHOT_DIR) -> dict[str, list[Finding]]:
+def validate_entries(
+    entries: list[Entry], checker: ArgvChecker, image_root: Path = IMAGE_SNAPSHOT_DIR
+) -> dict[str, list[Finding]]:
     """Findings per recipe id."""
     cache: dict[str | None, ArgvChecker | None] = {}
     out: dict[str, list[Finding]] = {}

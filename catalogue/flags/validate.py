@@ -71,7 +71,9 @@ def flag_errors(entry: Entry, checker: ArgvChecker) -> list[Finding]:
     recipe, file = entry.recipe, entry.folder / RECIPE_FILE
     version = f"vLLM {checker.snapshot.vllm_version}"
     upstream = {n: v for n, v in recipe.serving.flags.items() if n not in recipe.serving.image_flags}
-    return _parse_findings(file, recipe.model_arg, upstream, checker, version) + _registry_findings(file, upstream, checker, version)
+    return _parse_findings(file, recipe.model_arg, upstream, checker, version) + _registry_findings(
+        file, upstream, checker, version
+    )
 
 
 def check_flags(entry: Entry, checker: ArgvChecker, image_checker: ArgvChecker | None = None) -> list[Finding]:
@@ -86,16 +88,30 @@ def check_flags(entry: Entry, checker: ArgvChecker, image_checker: ArgvChecker |
     findings += _spelling_findings(file, upstream, checker, version)
     for name, image in image_flags.items():
         if checker.snapshot.option(name) is not None:
-            findings.append(Finding("warning", file, name, f"declared as provided by {image}, but {version} has it too", version))
+            findings.append(
+                Finding("warning", file, name, f"declared as provided by {image}, but {version} has it too", version)
+            )
         elif image_checker is None:
-            findings.append(Finding("info", file, name, f"not in {version}; provided by {image} (no snapshot of that image)", version))
+            findings.append(
+                Finding(
+                    "info", file, name, f"not in {version}; provided by {image} (no snapshot of that image)", version
+                )
+            )
     if image_checker is not None:
         image_version = f"vLLM {image_checker.snapshot.vllm_version} in {recipe.serving.image}"
         all_flags = dict(recipe.serving.flags)
         findings += _parse_findings(file, recipe.model_arg, all_flags, image_checker, image_version)
         findings += _registry_findings(file, all_flags, image_checker, image_version)
         for name, image in image_flags.items():
-            findings.append(Finding("info", file, name, f"not in {version}; provided by {image}, checked against its snapshot", image_version))
+            findings.append(
+                Finding(
+                    "info",
+                    file,
+                    name,
+                    f"not in {version}; provided by {image}, checked against its snapshot",
+                    image_version,
+                )
+            )
     return findings
 
 

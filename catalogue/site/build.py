@@ -11,12 +11,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from catalogue.errors import CatalogueError
 from catalogue.flags.checkers import ArgvChecker, SnapshotChecker
 from catalogue.flags.drift import drift_row, release_checkers, release_snapshots
 from catalogue.flags.select import IMAGE_SNAPSHOT_DIR, upstream_checker, validate_entries
 from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.forking import split_map
-from catalogue.errors import CatalogueError
 from catalogue.loading import Entry, load_entry, recipe_folders
 from catalogue.site.page import Page
 from catalogue.site.pages import page_jobs, recipe_body, recipe_path
@@ -67,11 +67,15 @@ class Broken:
 
     def page(self) -> Page:
         """What a preview shows at the recipe's address instead of the recipe."""
-        path = self.path or f"{'examples' if self.folder.parent.name == 'examples' else 'recipes'}/{self.folder.name}.md"
+        path = (
+            self.path or f"{'examples' if self.folder.parent.name == 'examples' else 'recipes'}/{self.folder.name}.md"
+        )
         what = "is not published: its flags are refused" if self.path else "does not load"
         lines = "".join(f"<p><code>{html.escape(line)}</code></p>" for line in self.error.splitlines())
-        body = (f'<div class="admonition failure"><p class="admonition-title">This recipe {what}</p>'
-                f"{lines}<p>Fix the file and save: the page reloads.</p></div>")
+        body = (
+            f'<div class="admonition failure"><p class="admonition-title">This recipe {what}</p>'
+            f"{lines}<p>Fix the file and save: the page reloads.</p></div>"
+        )
         return Page(path, f"{self.folder.name}: error", self.error.splitlines()[0], body=body)
 
 
@@ -85,7 +89,10 @@ def _load(folder: Path, tolerant: bool) -> Entry | Broken:
 
 
 def prepare(
-    folders: Sequence[Path], checker: ArgvChecker, checked_on: dt.date, releases: Sequence[SnapshotChecker] = (),
+    folders: Sequence[Path],
+    checker: ArgvChecker,
+    checked_on: dt.date,
+    releases: Sequence[SnapshotChecker] = (),
     tolerant: bool = False,
 ) -> list[Prepared | Broken]:
     """Load, validate (against `checker`, and each release for the drift row) and render a batch of recipe folders.
@@ -146,8 +153,14 @@ def _file_stats(folder: Path) -> tuple:
 
 def _check_context(checker: ArgvChecker, checked_on: dt.date) -> tuple:
     """What every recipe's check depends on besides its own files: the checker, the day, image snapshots."""
-    return (id(checker), checker.source, checker.snapshot.vllm_version, checked_on, _stats(sorted(IMAGE_SNAPSHOT_DIR.glob("*.json"))),
-            _stats(release_snapshots()))
+    return (
+        id(checker),
+        checker.source,
+        checker.snapshot.vllm_version,
+        checked_on,
+        _stats(sorted(IMAGE_SNAPSHOT_DIR.glob("*.json"))),
+        _stats(release_snapshots()),
+    )
 
 
 def _stats(paths: list[Path]) -> tuple:
@@ -185,7 +198,9 @@ def generate(
         folders = [folder for _, folder in sorted(recipe_folders(roots).items())]
         context = _check_context(checker, checked_on) if rebuilds else ()
         kept, stale = rebuilds.reuse(folders, context) if rebuilds else ({}, folders)
-        fresh = dict(zip(stale, split_map(lambda batch: prepare(batch, checker, checked_on, releases, tolerant), stale)))
+        fresh = dict(
+            zip(stale, split_map(lambda batch: prepare(batch, checker, checked_on, releases, tolerant), stale))
+        )
         prepared = [kept.get(folder) or fresh[folder] for folder in folders]
         if rebuilds:
             rebuilds.remember(folders, prepared, context)
@@ -194,8 +209,11 @@ def generate(
         refused = [b.error for b in broken] + [str(f) for p in good for f in p.validation.errors]
         publishable = [p for p in good if not p.validation.errors]
         if tolerant:
-            broken += [Broken(p.entry.folder, "\n".join(str(f) for f in p.validation.errors), recipe_path(p.entry))
-                       for p in good if p.validation.errors]
+            broken += [
+                Broken(p.entry.folder, "\n".join(str(f) for f in p.validation.errors), recipe_path(p.entry))
+                for p in good
+                if p.validation.errors
+            ]
         jobs = page_jobs(
             [p.entry for p in publishable],
             {p.entry.id: p.validation for p in publishable},

@@ -3,7 +3,8 @@
 The SVG fills the figure's width at any screen size (`preserveAspectRatio="none"`, strokes that do
 not scale), while tick labels, axis titles and the
 legend are HTML at the page's own font size, so they stay readable on a phone and on a desktop.
-Points are HTML too (round at any stretch, focusable); each carries its reading in `data-tip`; catalogue.js shows it on hover and focus, and the
+Points are HTML too (round at any stretch, focusable); each carries its reading in `data-tip`;
+catalogue.js shows it on hover and focus, and the
 legend's buttons show or hide a series.
 """
 
@@ -99,8 +100,15 @@ class _Scale:
         return [self.lo + (self.hi - self.lo) * i / 4 for i in range(5)]
 
 
-def chart(title: str, x_axis: Axis, y_axis: Axis, series: list[Series], *, by_x: bool = True,
-          frontier: list[tuple[float, float]] | None = None) -> str:
+def chart(
+    title: str,
+    x_axis: Axis,
+    y_axis: Axis,
+    series: list[Series],
+    *,
+    by_x: bool = True,
+    frontier: list[tuple[float, float]] | None = None,
+) -> str:
     """A figure: plot, tick labels, axis titles, legend. Empty when no series has a point.
 
     Each series' points are joined by ascending x, or in the order given (`by_x=False`).
@@ -117,8 +125,10 @@ def chart(title: str, x_axis: Axis, y_axis: Axis, series: list[Series], *, by_x:
         return f"{_n(sx(x))} {_n(BOX - sy(y))}"
 
     grid = "".join(f"M0 {_n(BOX - sy(t))}H{BOX}" for t in sy.ticks(ys))
-    parts = [f'<svg viewBox="0 0 {BOX} {BOX}" preserveAspectRatio="none" aria-hidden="true" focusable="false">',
-             f'<path class="rc-grid" d="{grid}"/>']
+    parts = [
+        f'<svg viewBox="0 0 {BOX} {BOX}" preserveAspectRatio="none" aria-hidden="true" focusable="false">',
+        f'<path class="rc-grid" d="{grid}"/>',
+    ]
     if frontier and len(frontier) > 1:
         parts.append(f'<path class="rc-frontier" d="M{"L".join(at(x, y) for x, y in frontier)}"/>')
     marks = []
@@ -138,13 +148,19 @@ def chart(title: str, x_axis: Axis, y_axis: Axis, series: list[Series], *, by_x:
             what = s.labels.get(x, f"{x_axis.title} {x_axis.label(x)}")
             spread = f" ± {fmt(s.spread[x])}" if s.spread.get(x) else ""
             tip = f"{s.name}: {fmt(y)}{spread} {y_axis.title} at {what}"
-            dots.append(f'<span class="rc-pt" style="left:{_n(sx(x) / 10)}%;bottom:{_n(sy(y) / 10)}%" data-x="{x:g}" '
-                        f'data-y="{y:g}" data-tip="{escape(tip)}"></span>')
-        marks.append(f'<div class="rc-pts {kind}" data-index="{n}" data-series="{escape(s.name)}">{"".join(dots)}</div>')
+            dots.append(
+                f'<span class="rc-pt" style="left:{_n(sx(x) / 10)}%;bottom:{_n(sy(y) / 10)}%" data-x="{x:g}" '
+                f'data-y="{y:g}" data-tip="{escape(tip)}"></span>'
+            )
+        marks.append(
+            f'<div class="rc-pts {kind}" data-index="{n}" data-series="{escape(s.name)}">{"".join(dots)}</div>'
+        )
     parts.append("</svg>")
     parts.extend(marks)
     y_ticks = "".join(f'<span class="rc-ytick" style="bottom:{_n(sy(t) / 10)}%">{fmt(t)}</span>' for t in sy.ticks(ys))
-    x_ticks = "".join(f'<span class="rc-xtick" style="left:{_n(sx(t) / 10)}%">{x_axis.label(t)}</span>' for t in sx.ticks(xs))
+    x_ticks = "".join(
+        f'<span class="rc-xtick" style="left:{_n(sx(t) / 10)}%">{x_axis.label(t)}</span>' for t in sx.ticks(xs)
+    )
     legend = "".join(
         f'<button type="button" class="rc-key" data-index="{n}" aria-pressed="true">'
         f'<i class="rc-swatch rc-s{n % COLOURS} rc-d{min(n // COLOURS, 3)}"></i>{escape(s.name)}</button>'
@@ -165,8 +181,9 @@ def line_chart(title: str, y_title: str, series: list[Series]) -> str:
     return chart(title, Axis("concurrency", log2=True), Axis(y_title), series)
 
 
-def pareto_chart(title: str, series: list[Series], x_title: str = "output tok/s per node",
-                 y_title: str = "tok/s per user") -> str:
+def pareto_chart(
+    title: str, series: list[Series], x_title: str = "output tok/s per node", y_title: str = "tok/s per user"
+) -> str:
     """Interactivity against throughput, one point per concurrency (joined in the order given: by concurrency),
     with the frontier over every series."""
     frontier = pareto_frontier([p for s in series for p in s.points])

@@ -112,7 +112,9 @@ def _ranked(values: list[tuple[float, int]], higher: bool) -> list[tuple[float, 
 
 def metric_rows(members: list[Member], metric: Metric, per_node: bool) -> list[Row]:
     """Every concurrency any member measured, with the winner(s)."""
-    levels = sorted({lv.concurrency for m in members for lv in (m.run.levels if m.run else []) if metric.get(lv) is not None})
+    levels = sorted(
+        {lv.concurrency for m in members for lv in (m.run.levels if m.run else []) if metric.get(lv) is not None}
+    )
     rows = []
     for c in levels:
         values: list[float | None] = []
@@ -128,8 +130,10 @@ def metric_rows(members: list[Member], metric: Metric, per_node: bool) -> list[R
                 winners.append(Winner(present[0][1], _margin(present[0][0], present[1][0])))
         else:
             for nodes in sorted({m.nodes for m in members}):
-                present = _ranked([(v, i) for i, v in enumerate(values) if v is not None and members[i].nodes == nodes],
-                                  metric.higher_is_better)
+                present = _ranked(
+                    [(v, i) for i, v in enumerate(values) if v is not None and members[i].nodes == nodes],
+                    metric.higher_is_better,
+                )
                 if len(present) > 1:
                     winners.append(Winner(present[0][1], _margin(present[0][0], present[1][0]), nodes))
         rows.append(Row(c, values, scaled, winners))
@@ -139,8 +143,11 @@ def metric_rows(members: list[Member], metric: Metric, per_node: bool) -> list[R
 def pareto_points(member: Member) -> list[tuple[float, float]]:
     """(output tok/s per node, tok/s per user = output tok/s ÷ concurrency) per level of the newest run."""
     run = member.run
-    return [(lv.generation_tps / member.nodes, lv.generation_tps / lv.concurrency)
-            for lv in sorted(run.levels if run else [], key=lambda lv: lv.concurrency) if lv.generation_tps]
+    return [
+        (lv.generation_tps / member.nodes, lv.generation_tps / lv.concurrency)
+        for lv in sorted(run.levels if run else [], key=lambda lv: lv.concurrency)
+        if lv.generation_tps
+    ]
 
 
 def _group(workload: Workload, members: list[Member]) -> Group:

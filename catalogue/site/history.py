@@ -28,19 +28,24 @@ def _setup(run: BenchmarkRun) -> dict[str, object]:
     p = run.provenance
     flags: frozenset[str] | None = None
     if not isinstance(p, ImportedProvenance):
-        serve = p.serve_command[p.serve_command.index("serve") + 1:] if "serve" in p.serve_command else []
+        serve = p.serve_command[p.serve_command.index("serve") + 1 :] if "serve" in p.serve_command else []
         flags = frozenset(word for word in serve if word.startswith("--"))
-    return {"vLLM": p.vllm_version, "image": p.image, "flags": flags,
-            "workload": run.workload.describe() if run.workload else None}
+    return {
+        "vLLM": p.vllm_version,
+        "image": p.image,
+        "flags": flags,
+        "workload": run.workload.describe() if run.workload else None,
+    }
 
 
 def changes(before: BenchmarkRun, after: BenchmarkRun) -> list[str]:
     """'vLLM 0.31.0 → 0.32.0', 'flags: +--enable-prefix-caching −--enforce-eager', ... (only what both runs state)."""
     old, new = _setup(before), _setup(after)
-    out = []
-    for name in ("vLLM", "image", "workload"):
-        if old[name] is not None and new[name] is not None and old[name] != new[name]:
-            out.append(f"{name} {old[name]} → {new[name]}")
+    out = [
+        f"{name} {old[name]} → {new[name]}"
+        for name in ("vLLM", "image", "workload")
+        if old[name] is not None and new[name] is not None and old[name] != new[name]
+    ]
     if isinstance(old["flags"], frozenset) and isinstance(new["flags"], frozenset) and old["flags"] != new["flags"]:
         added = " ".join(f"+{f}" for f in sorted(new["flags"] - old["flags"]))
         removed = " ".join(f"−{f}" for f in sorted(old["flags"] - new["flags"]))
@@ -56,8 +61,15 @@ def history_rows(entry: Entry) -> list[HistoryRow]:
         gen = [lv for lv in run.levels if lv.generation_tps is not None]
         best = max(gen, key=lambda lv: lv.generation_tps or 0.0) if gen else None
         single = run.level(1)
-        rows.append(HistoryRow(run, single.generation_tps if single else None, best.generation_tps if best else None,
-                               best.concurrency if best else None, changes(previous, run) if previous else []))
+        rows.append(
+            HistoryRow(
+                run,
+                single.generation_tps if single else None,
+                best.generation_tps if best else None,
+                best.concurrency if best else None,
+                changes(previous, run) if previous else [],
+            )
+        )
         previous = run
     return rows[::-1]
 
@@ -74,10 +86,17 @@ def trend_chart(entry: Entry) -> str:
     day = {float(r.run.measured_on.toordinal()): r.run.measured_on.isoformat() for r in rows if r.run.measured_on}
 
     def points(get) -> list[tuple[float, float]]:
-        return [(float(r.run.measured_on.toordinal()), v) for r in rows if r.run.measured_on and (v := get(r)) is not None]
+        return [
+            (float(r.run.measured_on.toordinal()), v) for r in rows if r.run.measured_on and (v := get(r)) is not None
+        ]
 
-    series = [Series("c=1 generation", points(lambda r: r.single), labels=day),
-              Series("best generation", points(lambda r: r.best), labels=day)]
-    return chart(f"{entry.recipe.title}: headline figures by date ({latest.workload.describe()})",
-                 Axis("date", dates=True), Axis("tok/s"), series)
-
+    series = [
+        Series("c=1 generation", points(lambda r: r.single), labels=day),
+        Series("best generation", points(lambda r: r.best), labels=day),
+    ]
+    return chart(
+        f"{entry.recipe.title}: headline figures by date ({latest.workload.describe()})",
+        Axis("date", dates=True),
+        Axis("tok/s"),
+        series,
+    )

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -13,11 +11,11 @@ from catalogue.flags.drift import accepted_by
 from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
 from catalogue.loading import Entry
-from catalogue.site import view
 from catalogue.metrics import BY_NAME, METRICS, Metric
+from catalogue.site import view
 from catalogue.site.charts import Series, line_chart, pareto_chart
-from catalogue.site.history import history_rows, trend_chart
 from catalogue.site.compare import Group, Member, compare, node_count, pareto_points
+from catalogue.site.history import history_rows, trend_chart
 from catalogue.site.page import Page
 from catalogue.site.prose import paragraphs
 from catalogue.site.templating import render
@@ -40,7 +38,9 @@ def _columns(levels: list[LevelResult]) -> list[Metric]:
     return [m for m in METRICS if any(m.get(lv) is not None for lv in levels)]
 
 
-def _points(levels: list[LevelResult], get: Callable[[LevelResult], Any], scale: float = 1.0) -> list[tuple[float, float]]:
+def _points(
+    levels: list[LevelResult], get: Callable[[LevelResult], Any], scale: float = 1.0
+) -> list[tuple[float, float]]:
     return [(lv.concurrency, float(v) / scale) for lv in levels if (v := get(lv)) is not None]
 
 
@@ -59,14 +59,29 @@ def recipe_charts(entry: Entry) -> list[str]:
     if run is None or len(run.levels) < 2:
         return []
     title = entry.recipe.title
-    ttft = [Series("TTFT mean", _points(run.levels, BY_NAME["ttft_mean_ms"].get),
-                   spread={lv.concurrency: lv.ttft_ms.std for lv in run.levels if lv.ttft_ms and lv.ttft_ms.std})]
+    ttft = [
+        Series(
+            "TTFT mean",
+            _points(run.levels, BY_NAME["ttft_mean_ms"].get),
+            spread={lv.concurrency: lv.ttft_ms.std for lv in run.levels if lv.ttft_ms and lv.ttft_ms.std},
+        )
+    ]
     member = Member(entry, entry.id, node_count(entry.recipe))
     charts = [
-        line_chart(f"{title}: throughput against concurrency", "tok/s", _series(run.levels, ["generation_tps", "peak_tps", "total_tps"])),
+        line_chart(
+            f"{title}: throughput against concurrency",
+            "tok/s",
+            _series(run.levels, ["generation_tps", "peak_tps", "total_tps"]),
+        ),
         line_chart(f"{title}: time to first token against concurrency (± stdev over requests)", "ms", ttft),
-        pareto_chart(f"{title}: tok/s per user against output tok/s per node", [
-            _pareto_series(f"{member.nodes} node(s)" if member.nodes > 1 else "this recipe", pareto_points(member), run.levels)]),
+        pareto_chart(
+            f"{title}: tok/s per user against output tok/s per node",
+            [
+                _pareto_series(
+                    f"{member.nodes} node(s)" if member.nodes > 1 else "this recipe", pareto_points(member), run.levels
+                )
+            ],
+        ),
     ]
     return [c for c in charts if c]
 
@@ -92,7 +107,8 @@ def staleness(entry: Entry, validation: view.Validation | None) -> str | None:
     if not newer:
         return None
     count = len(newer)
-    return f"measured with vLLM {run.provenance.vllm_version}, {count} release{'s' if count > 1 else ''} behind {newer[-1]}"
+    releases = f"{count} release{'s' if count > 1 else ''}"
+    return f"measured with vLLM {run.provenance.vllm_version}, {releases} behind {newer[-1]}"
 
 
 def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
@@ -177,7 +193,8 @@ INDEX_LEAD = (
     "<p>How to serve a model on a given machine, with the exact launch command and dated numbers for every "
     "concurrency. Every recipe's flags are checked against vLLM's own argument parser before it is published; "
     "every figure says whether it was imported from a named source or measured by the catalogue's runner. "
-    'See <a href="{methodology}">how numbers are measured</a> and the <a href="{compare}">side-by-side comparisons</a>.</p>'
+    'See <a href="{methodology}">how numbers are measured</a> and the '
+    '<a href="{compare}">side-by-side comparisons</a>.</p>'
 )
 
 
@@ -189,24 +206,39 @@ def render_index(entries: list[Entry], validations: dict[str, view.Validation] |
     lead = INDEX_LEAD.format(methodology=link(INDEX, METHODOLOGY), compare=link(INDEX, COMPARE_INDEX))
     body = render("index.html.j2", rows=rows, filters=FILTERS, options=options)
     title = "LLM inference recipes"
-    return Page(INDEX, title, "Dated, reproducible vLLM serving recipes with validated launch commands.", lead=lead, body=body, hide=("navigation", "toc"))
+    return Page(
+        INDEX,
+        title,
+        "Dated, reproducible vLLM serving recipes with validated launch commands.",
+        lead=lead,
+        body=body,
+        hide=("navigation", "toc"),
+    )
 
 
 def _short_names(ids: list[str]) -> list[str]:
     """Ids without the '-'-separated words they all share: gptoss-120b-topology-solo -> topology-solo."""
-    common = os.path.commonprefix([i.split("-") for i in ids])
-    return ["-".join(i.split("-")[len(common):]) or i for i in ids]
+    words = [i.split("-") for i in ids]
+    shared = 0
+    while all(len(w) > shared and w[shared] == words[0][shared] for w in words):
+        shared += 1
+    return ["-".join(w[shared:]) or i for w, i in zip(words, ids)]
 
 
 def _group_charts(model: str, group: Group) -> dict[str, str]:
     """The group's Pareto chart, and one chart per table (per node where the table ranks per node)."""
-    charts = {"pareto": pareto_chart(
-        f"{model}, {group.workload.describe()}: tok/s per user against output tok/s per node",
-        [_pareto_series(m.short, pareto_points(m), m.run.levels if m.run else []) for m in group.members])}
+    charts = {
+        "pareto": pareto_chart(
+            f"{model}, {group.workload.describe()}: tok/s per user against output tok/s per node",
+            [_pareto_series(m.short, pareto_points(m), m.run.levels if m.run else []) for m in group.members],
+        )
+    }
     for table in group.tables:
         metric = table.metric
-        series = [Series(m.short, _points(m.run.levels if m.run else [], metric.get, m.nodes if table.per_node else 1))
-                  for m in group.members]
+        series = [
+            Series(m.short, _points(m.run.levels if m.run else [], metric.get, m.nodes if table.per_node else 1))
+            for m in group.members
+        ]
         unit = metric.unit + (" per node" if table.per_node else "")
         charts[metric.name] = line_chart(f"{model}: {metric.label.lower()} against concurrency", unit, series)
     return charts
@@ -217,27 +249,52 @@ def render_compare(model: str, platform: str, entries: list[Entry]) -> Page:
     path = compare_path(model, platform)
     members = [Member(e, s, node_count(e.recipe)) for e, s in zip(entries, _short_names([e.id for e in entries]))]
     groups, apart = compare(members)
-    about = {m.short: {"url": link(path, recipe_path(m.entry)), "topology": view.topology_label(m.entry.recipe),
-                     "provenance": view.provenance_line(m.run) if m.run else ""} for m in members}
+    about = {
+        m.short: {
+            "url": link(path, recipe_path(m.entry)),
+            "topology": view.topology_label(m.entry.recipe),
+            "provenance": view.provenance_line(m.run) if m.run else "",
+        }
+        for m in members
+    }
     lead = paragraphs(
         f"Recipes for `{model}` on the `{platform}` platform. Figures are put side by side only when the runs measured "
         "the same workload (tool, prompts, lengths, repetitions); set-ups with more machines are ranked by throughput "
         "per node. Everything else is listed apart, with the reason."
     )
-    body = render("compare.html.j2", groups=groups, apart=apart, about=about,
-                  charts=[_group_charts(model, g) for g in groups])
+    body = render(
+        "compare.html.j2", groups=groups, apart=apart, about=about, charts=[_group_charts(model, g) for g in groups]
+    )
     title = f"{model} on {platform}: recipes compared"
-    return Page(path, title, f"{len(entries)} recipes for {model} on {platform}, compared like for like.", lead=lead, body=body,
-                hide=("navigation", "toc"))
+    return Page(
+        path,
+        title,
+        f"{len(entries)} recipes for {model} on {platform}, compared like for like.",
+        lead=lead,
+        body=body,
+        hide=("navigation", "toc"),
+    )
 
 
 def render_compare_index(groups: dict[tuple[str, str], list[Entry]]) -> Page:
     """The list of comparison pages."""
-    items = [{"url": link(COMPARE_INDEX, compare_path(model, platform)), "model": model, "platform": platform,
-              "count": len(members)} for (model, platform), members in groups.items()]
+    items = [
+        {
+            "url": link(COMPARE_INDEX, compare_path(model, platform)),
+            "model": model,
+            "platform": platform,
+            "count": len(members),
+        }
+        for (model, platform), members in groups.items()
+    ]
     lead = "<p>Recipes that share a model and a hardware platform, side by side.</p>"
-    return Page(COMPARE_INDEX, "Comparisons", "Recipes that share a model and a hardware platform, side by side.",
-                lead=lead, body=render("compare_index.html.j2", groups=items))
+    return Page(
+        COMPARE_INDEX,
+        "Comparisons",
+        "Recipes that share a model and a hardware platform, side by side.",
+        lead=lead,
+        body=render("compare_index.html.j2", groups=items),
+    )
 
 
 def page_jobs(

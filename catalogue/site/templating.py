@@ -38,7 +38,11 @@ def code_block(text: str) -> Markup:
 def environment() -> Environment:
     """Autoescaping on, so every recipe string is HTML-escaped; block tags leave no blank lines."""
     env = Environment(
-        loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     env.filters.update(num=fmt_num, code=code, codeblock=code_block, inline=inline, prose=paragraphs)
     return env

@@ -48,7 +48,10 @@ class ThemeShells:
 
     def install(self) -> None:
         """Make `catalogue-shell.html` a template of this build's environment."""
-        self.env.loader = jinja2.ChoiceLoader([jinja2.DictLoader({TEMPLATE: "{{ catalogue_shell() }}"}), self.env.loader])
+        assert self.env.loader is not None, "MkDocs gives the theme environment a loader"
+        self.env.loader = jinja2.ChoiceLoader(
+            [jinja2.DictLoader({TEMPLATE: "{{ catalogue_shell() }}"}), self.env.loader]
+        )
         self.env.globals["catalogue_shell"] = jinja2.pass_context(lambda context: self.render(dict(context)))
 
     def render(self, context: dict[str, Any]) -> str:
@@ -91,13 +94,20 @@ class ThemeShells:
         stand_in.meta.update(title=SENTINEL.format("title"), description=SENTINEL.format("description"))
         stand_in.content = SENTINEL.format("content")
         stand_in.canonical_url = SENTINEL.format("canonical") if page.canonical_url is not None else None
-        items = [AnchorLink(SENTINEL.format("toctitle"), SENTINEL.format("tocid"), page.toc.items[0].level)] if has_toc else []
+        items = (
+            [AnchorLink(SENTINEL.format("toctitle"), SENTINEL.format("tocid"), page.toc.items[0].level)]
+            if has_toc
+            else []
+        )
         stand_in.toc = TableOfContents(items)
         stand_in_context = {**context, "page": stand_in}
         shell = self.env.get_template("main.html").render(stand_in_context)
         toc_nav = self.toc.render(stand_in_context)
         if shell.count(toc_nav) != 1 or "rcshelltoctitlex" in shell.replace(toc_nav, ""):
-            raise RuntimeError("theme shell: the table of contents is not one block of the page; disable with CATALOGUE_THEME_SHELL=off")
+            raise RuntimeError(
+                "theme shell: the table of contents is not one block of the page; "
+                "disable with CATALOGUE_THEME_SHELL=off"
+            )
         return shell.replace(toc_nav, SENTINEL.format("tocnav"))
 
 

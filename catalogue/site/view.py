@@ -17,6 +17,7 @@ from catalogue.recipe import ClusterTopology, Comparison, Recipe, ReplicasTopolo
 from catalogue.topology import LITELLM_VERSION, layout, placeholder_nodes
 from catalogue.workload import Workload
 
+
 @dataclass(frozen=True)
 class ComparisonRow:
     """A comparison with our figure and the delta computed from the data."""
@@ -89,8 +90,15 @@ def comparison_rows(entry: Entry) -> list[ComparisonRow]:
         run, level = found
         ours = metric_value(level, comparison.metric)
         if ours is not None:
-            rows.append(ComparisonRow(comparison, ours, (ours - comparison.value) / comparison.value * 100,
-                                      BY_NAME[comparison.metric].header, workload_gap(run.workload, comparison.workload)))
+            rows.append(
+                ComparisonRow(
+                    comparison,
+                    ours,
+                    (ours - comparison.value) / comparison.value * 100,
+                    BY_NAME[comparison.metric].header,
+                    workload_gap(run.workload, comparison.workload),
+                )
+            )
     return rows
 
 
@@ -141,7 +149,8 @@ def provenance_line(run: BenchmarkRun) -> str:
         parts.append(f"through {p.router_version or 'a router'} ({strategy})")
     if p.client:
         parts.append(p.client + (f" (vLLM {p.client_vllm_version})" if p.client_vllm_version else ""))
-    return f"Measured by the catalogue runner {p.runner_version} on {run.recorded_at:%Y-%m-%d %H:%M} UTC: {', '.join(parts)}."
+    when = f"{run.recorded_at:%Y-%m-%d %H:%M} UTC"
+    return f"Measured by the catalogue runner {p.runner_version} on {when}: {', '.join(parts)}."
 
 
 def command_text(argv: list[str], serve: list[str]) -> str:
@@ -168,11 +177,16 @@ def launch_blocks(recipe: Recipe) -> list[LaunchBlock]:
         return [LaunchBlock(None, command_text(server.argv(), server.serve), server.argv())]
     blocks = []
     for server in lay.servers:
-        blocks.append(LaunchBlock(f"{server.role}, on {server.node.address}", command_text(server.argv(), server.serve),
-                                  server.argv()))
+        blocks.append(
+            LaunchBlock(
+                f"{server.role}, on {server.node.address}", command_text(server.argv(), server.serve), server.argv()
+            )
+        )
         if server.exec_serve:
             exec_argv = ["docker", "exec", "<container>", *server.exec_serve]
-            blocks.append(LaunchBlock("then, once every node has joined, on the head", shell_command(exec_argv), exec_argv))
+            blocks.append(
+                LaunchBlock("then, once every node has joined, on the head", shell_command(exec_argv), exec_argv)
+            )
     if lay.router is not None:
         config = yaml.safe_dump(lay.router.config, sort_keys=False).rstrip()
         blocks.append(LaunchBlock(f"router config, litellm.yaml (LiteLLM {LITELLM_VERSION})", config, None))
