@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
 from catalogue.errors import CatalogueError
 
 DEFAULT_ROOTS = [Path("recipes")]
+COMMAND_GROUP = "catalogue.commands"
+"""Entry points that add commands (the runner's `refresh`): a module with HELP, add_arguments(parser), run(args, roots)."""
+
+
+def plugin_commands() -> dict[str, Any]:
+    """Commands other packages register; the domain package imports none of them itself."""
+    return {ep.name: ep.load() for ep in entry_points(group=COMMAND_GROUP)}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,24 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     dump.add_argument("--out", type=Path, help="file (default: snapshots/vllm-<version>.json)")
     dump.add_argument("--image", help="record the snapshot as taken inside this image")
 
-    ref = sub.add_parser("refresh", help="run a recipe's sweep and record a measured run")
-    ref.add_argument("id")
-    ref.add_argument("--dry-run", action="store_true", help="print the plan and commands; start nothing")
-    ref.add_argument("--resume", action="store_true", help="finish the newest incomplete run")
-    ref.add_argument("--local", action="store_true", help="run `vllm serve` as a local process, not in docker")
-    ref.add_argument("--port", type=int, help="serve on this port instead of the recipe's")
-    ref.add_argument(
-        "--hosts",
-        help="comma-separated hosts (local, a hosts-file name, ssh://user@host, a docker context); "
-        "the first is the head; default: this machine",
-    )
-    ref.add_argument("--hosts-file", type=Path, help="hosts file (default: hosts.yaml when present)")
-    ref.add_argument(
-        "--client",
-        choices=["image", "host"],
-        help="where vLLM's benchmark client runs: in the recipe's image (default with an image) or this venv",
-    )
-    ref.add_argument("--router-port", type=int, help="port of the LiteLLM router of replica recipes (default 4000)")
+    for name, command in plugin_commands().items():
+        command.add_arguments(sub.add_parser(name, help=command.HELP))
     return parser
 
 
@@ -86,20 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             from catalogue.commands.flags import run_dump
 
             return run_dump(args.out, args.image)
-        from runner.refresh import run_refresh
-
-        return run_refresh(
-            roots,
-            args.id,
-            dry_run=args.dry_run,
-            resume=args.resume,
-            local=args.local,
-            port=args.port,
-            hosts=args.hosts,
-            hosts_file=args.hosts_file,
-            client=args.client,
-            router_port=args.router_port,
-        )
+        return plugin_commands()[args.command].run(args, roots)
     except CatalogueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,48 @@
+"""`catalogue refresh`: the runner's command, registered with the catalogue CLI as an entry point
+(group `catalogue.commands`), so the domain package never imports the runner."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "run a recipe's sweep and record a measured run"
+
+
+def add_arguments(ref: argparse.ArgumentParser) -> None:
+    """The command's arguments."""
+    ref.add_argument("id")
+    ref.add_argument("--dry-run", action="store_true", help="print the plan and commands; start nothing")
+    ref.add_argument("--resume", action="store_true", help="finish the newest incomplete run")
+    ref.add_argument("--local", action="store_true", help="run `vllm serve` as a local process, not in docker")
+    ref.add_argument("--port", type=int, help="serve on this port instead of the recipe's")
+    ref.add_argument(
+        "--hosts",
+        help="comma-separated hosts (local, a hosts-file name, ssh://user@host, a docker context); "
+        "the first is the head; default: this machine",
+    )
+    ref.add_argument("--hosts-file", type=Path, help="hosts file (default: hosts.yaml when present)")
+    ref.add_argument(
+        "--client",
+        choices=["image", "host"],
+        help="where vLLM's benchmark client runs: in the recipe's image (default with an image) or this venv",
+    )
+    ref.add_argument("--router-port", type=int, help="port of the LiteLLM router of replica recipes (default 4000)")
+
+
+def run(args: argparse.Namespace, roots: list[Path]) -> int:
+    """Refresh one recipe."""
+    from runner.refresh import run_refresh
+
+    return run_refresh(
+        roots,
+        args.id,
+        dry_run=args.dry_run,
+        resume=args.resume,
+        local=args.local,
+        port=args.port,
+        hosts=args.hosts,
+        hosts_file=args.hosts_file,
+        client=args.client,
+        router_port=args.router_port,
+    )
