@@ -12,7 +12,8 @@ from catalogue.errors import CatalogueError
 
 DEFAULT_ROOTS = [Path("recipes")]
 COMMAND_GROUP = "catalogue.commands"
-"""Entry points that add commands (the runner's `refresh`): a module with HELP, add_arguments(parser), run(args, roots)."""
+"""Entry points that add commands (the runner's `refresh`): modules with HELP, add_arguments(parser)
+and run(args, roots)."""
 
 
 def plugin_commands() -> dict[str, Any]:
