@@ -168,3 +168,14 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+
+
+ZENSICAL = "zensical==0.0.73"
+"""Material's successor. Its newest releases (0.1.x) need zensical-ui, which the package registry here lacks."""
+
+
+@nox.session
+def zensical(session: nox.Session) -> None:
+    """Export the catalogue (no MkDocs), build it with Zensical and check the pages; CI runs it."""
+    session.install(ZENSICAL, "-e", ".")
+    session.run("python", "tools/zensical_check.py", "build/zensical")
