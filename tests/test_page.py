@@ -1,8 +1,8 @@
-"""Page: the two writers (Markdown for export, content + blocks for MkDocs) and what they carry."""
+"""Page: plain data and its Markdown writer (the MkDocs side is tests/test_mkdocs_adapter.py)."""
 
 from __future__ import annotations
 
-from catalogue.site.page import Page, splice
+from catalogue.site.page import Page
 
 BODY = (
     '<div class="rc-page">\n<h2 id="one">One<a class="headerlink" href="#one">¶</a></h2>\n<p>x</p>\n'
@@ -17,15 +17,8 @@ def test_sections_are_the_h2_anchors_in_order():
 
 def test_markdown_has_front_matter_title_and_every_block():
     text = PAGE.markdown()
-    assert text.startswith('---\ntitle: "A *title* &lt;b&gt;"\ndescription: "Line one line two"\n---\n\n')
+    assert text.startswith('---\ntitle: "A *title* <b>"\ndescription: "Line one line two"\n---\n\n')  # plain text
     assert "# A \\*title\\* &lt;b&gt;\n\n<p>head</p>\n\n<p>lead</p>\n\n" + BODY in text
-
-
-def test_content_keeps_only_the_lead_and_splice_restores_the_blocks():
-    content, blocks = PAGE.content()
-    assert "<p>lead</p>" in content and "head" not in content and "<h2" not in content
-    finished = splice(f"<html>{content}</html>", blocks)
-    assert finished == f"<html>{blocks[0]}\n<p>lead</p>\n{blocks[1]}</html>" and blocks == ["<p>head</p>", BODY]
 
 
 def test_description_is_shortened_at_a_word_for_search_engines():

@@ -132,7 +132,9 @@ def test_hostile_strings_are_escaped(recipe_copy):
     )
     text = text.replace('    - "Interactive use', '    - "<img src=x onerror=alert(2)> `<code>` Interactive use', 1)
     (folder / "recipe.yaml").write_text(text)
-    page = build_pages(load_catalogue([root]))["recipes/gptoss-120b.md"].markdown()
+    markdown = build_pages(load_catalogue([root]))["recipes/gptoss-120b.md"].markdown()
+    _, front, page = markdown.split("---\n", 2)
+    assert 'title: "<script>alert(1)</script> & <b>x</b>"' in front  # data: escaped where HTML is written
     assert "<script>" not in page and "<img" not in page and "<b>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;x&lt;/b&gt;" in page
     assert "<code>&lt;code&gt;</code>" in page

@@ -1,8 +1,7 @@
 """A generated page: title and description, an HTML head, a short lead, an HTML body.
 
-The renderer produces pages in this form once; two writers turn them into files:
-`markdown()` for `catalogue export` and the golden tests, `content()` for the MkDocs build, where
-the page skips Markdown, and the head and body skip the search plugin (spliced in after the theme).
+The renderer produces pages in this form once; two writers turn them into files: `markdown()` for
+`catalogue export` and the golden tests, and catalogue.site.mkdocs_adapter for the MkDocs build.
 """
 
 from __future__ import annotations
@@ -13,8 +12,6 @@ import re
 from dataclasses import dataclass, field
 
 SECTION = re.compile(r'<h2 id="([^"]+)">(.*?)<a class="headerlink"')
-SLOT = '<div class="rc-slot" data-rc-slot="{}"></div>'
-SLOT_RE = re.compile(r'<div class="rc-slot" data-rc-slot="(\d+)"></div>')
 MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]#])")
 DESCRIPTION_LIMIT = 160  # what search engines show of a meta description
 
@@ -45,8 +42,8 @@ class Page:
 
     @property
     def meta(self) -> dict[str, object]:
-        """Front matter. The theme prints title and description into <head> unescaped, so they are escaped here."""
-        meta: dict[str, object] = {"title": _attr(self.title), "description": _attr(_shorten(self.description))}
+        """Front matter, plain text (whoever writes it into HTML escapes it)."""
+        meta: dict[str, object] = {"title": " ".join(self.title.split()), "description": _shorten(self.description)}
         if self.hide:
             meta["hide"] = list(self.hide)
         return meta
@@ -58,19 +55,6 @@ class Page:
         blocks = [f"---\n{front}\n---", f"# {heading}", self.head, self.lead, self.body]
         return "\n\n".join(b for b in blocks if b) + "\n"
 
-    def content(self) -> tuple[str, list[str]]:
-        """The HTML MkDocs handles (the lead between two placeholders), and the blocks they stand for.
-
-        The theme writes the h1 itself (from the title) when the content has none; the search
-        plugin indexes this HTML, so the lead is what search finds a generated page by.
-        """
-        return f"{SLOT.format(0)}\n{self.lead}\n{SLOT.format(1)}", [self.head, self.body]
-
-
-def splice(finished_html: str, blocks: list[str]) -> str:
-    """The finished page with every placeholder replaced by its block."""
-    return SLOT_RE.sub(lambda m: blocks[int(m.group(1))], finished_html)
-
 
 def _shorten(text: str, limit: int = DESCRIPTION_LIMIT) -> str:
     """At most `limit` characters, cut at a word boundary with an ellipsis."""
@@ -78,7 +62,3 @@ def _shorten(text: str, limit: int = DESCRIPTION_LIMIT) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:.") + "…"
-
-
-def _attr(value: str) -> str:
-    return html.escape(" ".join(value.split()), quote=True)

@@ -1,4 +1,12 @@
-"""MkDocs only: render the theme once per kind of generated page, then fill it in for each page.
+"""Everything of the site that knows MkDocs and Material: what a `Page` becomes for them, and the theme shell.
+
+A generated page reaches MkDocs as an empty Markdown file whose content is set after conversion:
+its lead (what the search plugin indexes) between two placeholders (`page_content`); the head and
+body skip the search plugin and are spliced into the finished page (`splice`). Material prints the
+title and description into <head> unescaped, so `front_matter` escapes them here, where that HTML
+is written; the `Page` itself holds plain text.
+
+The theme shell renders the theme once per kind of generated page, then fills it in for each page.
 
 Rendering Material's main.html costs about 2 ms a page: most of a 1,000-recipe build. A generated
 page that is not in the nav differs from its siblings in the theme's output only by its title,
@@ -12,12 +20,41 @@ stand for (in the nav, with an edit link, previous/next links) keep the theme's 
 from __future__ import annotations
 
 import copy
+import html
 import re
 from typing import Any
 
 import jinja2
 import jinja2.bccache
 from mkdocs.structure.toc import AnchorLink, TableOfContents
+
+from catalogue.site.page import Page
+
+SLOT = '<div class="rc-slot" data-rc-slot="{}"></div>'
+SLOT_RE = re.compile(r'<div class="rc-slot" data-rc-slot="(\d+)"></div>')
+
+
+def front_matter(page: Page) -> dict[str, object]:
+    """The page's meta for MkDocs, title and description HTML-escaped (Material prints them raw)."""
+    meta = page.meta
+    meta["title"] = html.escape(str(meta["title"]), quote=True)
+    meta["description"] = html.escape(str(meta["description"]), quote=True)
+    return meta
+
+
+def page_content(page: Page) -> tuple[str, list[str]]:
+    """The HTML MkDocs handles (the lead between two placeholders), and the blocks they stand for.
+
+    The theme writes the h1 itself (from the title) when the content has none; the search plugin
+    indexes this HTML, so the lead is what search finds a generated page by.
+    """
+    return f"{SLOT.format(0)}\n{page.lead}\n{SLOT.format(1)}", [page.head, page.body]
+
+
+def splice(finished_html: str, blocks: list[str]) -> str:
+    """The finished page with every placeholder replaced by its block."""
+    return SLOT_RE.sub(lambda m: blocks[int(m.group(1))], finished_html)
+
 
 TEMPLATE = "catalogue-shell.html"
 SENTINEL = "rcshell{}x"

@@ -1,4 +1,5 @@
-"""The theme shell gives byte-for-byte the pages MkDocs renders itself, hostile titles included."""
+"""The MkDocs adapter: front matter escaped for Material, content and splicing, and a theme shell that gives
+byte-for-byte the pages MkDocs renders itself, hostile titles included."""
 
 from __future__ import annotations
 
@@ -6,7 +7,23 @@ import shutil
 
 import yaml
 
+from catalogue.site.mkdocs_adapter import front_matter, page_content, splice
+from catalogue.site.page import Page
 from tests.site_support import REPO, mkdocs_build
+
+PAGE = Page("recipes/x.md", 'A <b> & "t"', "d <i>", head="<p>head</p>", lead="<p>lead</p>", body="<h2>b</h2>")
+
+
+def test_front_matter_is_escaped_for_material_and_the_page_stays_plain():
+    assert front_matter(PAGE) == {"title": "A &lt;b&gt; &amp; &quot;t&quot;", "description": "d &lt;i&gt;"}
+    assert PAGE.meta["title"] == 'A <b> & "t"'
+
+
+def test_content_keeps_only_the_lead_and_splice_restores_the_blocks():
+    content, blocks = page_content(PAGE)
+    assert "<p>lead</p>" in content and "head" not in content and "<h2" not in content
+    finished = splice(f"<html>{content}</html>", blocks)
+    assert finished == f"<html>{blocks[0]}\n<p>lead</p>\n{blocks[1]}</html>" and blocks == ["<p>head</p>", "<h2>b</h2>"]
 
 
 def test_shell_and_full_theme_render_give_identical_sites(tmp_path):
