@@ -47,8 +47,7 @@ def release_checker(version: str, root: Path = SNAPSHOT_DIR) -> SnapshotChecker:
     """The committed snapshot of one release: '0.31' or '0.31.0'."""
     wanted = version_key(version)
     for path in release_snapshots(root):
-        have = version_key(path.stem.removeprefix("vllm-"))
-        if have == wanted or (have[: len(wanted)] == wanted and all(p == 0 for p in have[len(wanted) :])):
+        if version_key(path.stem.removeprefix("vllm-")) == wanted:  # PEP 440: 0.31 == 0.31.0
             return SnapshotChecker(read_snapshot(path), f"snapshot {path.name}")
     known = ", ".join(p.stem.removeprefix("vllm-") for p in release_snapshots(root)) or "none"
     raise CatalogueError(

@@ -9,6 +9,7 @@ from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
 from pydantic import Field
 
 from catalogue.atomic import write_text
@@ -96,7 +97,9 @@ def newest_committed(root: Path = SNAPSHOT_DIR) -> Path | None:
     return max(files, key=lambda p: version_key(p.stem.removeprefix("vllm-")), default=None)
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """Orderable form of a version string (local suffix such as +cpu ignored)."""
-    parts = version.split("+")[0].split(".")
-    return tuple(int(p) if p.isdigit() else -1 for p in parts)
+def version_key(version: str) -> Version:
+    """Orderable form of a version string (PEP 440; a local suffix such as +cpu ignored; unparsable sorts first)."""
+    try:
+        return Version(version.split("+")[0])
+    except InvalidVersion:
+        return Version("0")
