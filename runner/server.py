@@ -13,6 +13,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import psutil
+
 
 class ServerFailed(Exception):
     """A server (or the router) exited or never became healthy; the message names it and ends with its log tail."""
@@ -127,37 +129,16 @@ def _signal_session(sid: int, sig: signal.Signals) -> bool:
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
-    return bool(members) or _group_exists(sid)
-
-
-def _group_exists(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return not sys.platform.startswith("linux")  # on Linux session_members is exact; elsewhere trust killpg
+    return bool(members)
 
 
 def session_members(sid: int) -> list[int]:
-    """Live (not zombie) processes whose session id is `sid` (Linux /proc; empty elsewhere)."""
+    """Live (not zombie) processes whose session id is `sid` (psutil lists them, os.getsid names the session)."""
     found = []
-    for pid, stat in _proc_stats():
-        state, fields = stat[0], stat.split()
-        if state != "Z" and len(fields) > 3 and int(fields[3]) == sid:  # state ppid pgrp session ...
-            found.append(pid)
-    return found
-
-
-def _proc_stats() -> list[tuple[int, str]]:
-    """(pid, the part of /proc/pid/stat after the command name) for every process."""
-    if not sys.platform.startswith("linux"):
-        return []
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+    for proc in psutil.process_iter(["status"]):
         try:
-            out.append((int(name), Path(f"/proc/{name}/stat").read_text().rsplit(") ", 1)[1]))
-        except (OSError, IndexError):
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and os.getsid(proc.pid) == sid:
+                found.append(proc.pid)
+        except (psutil.Error, ProcessLookupError, PermissionError):
             continue
-    return out
+    return found
