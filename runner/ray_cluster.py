@@ -11,7 +11,7 @@ from runner import server as srv
 from runner.plan import Plan
 
 if TYPE_CHECKING:
-    from runner.refresh import Running
+    from runner.state import Running
 
 SERVE_LOG = "server-vllm-serve.log"
 

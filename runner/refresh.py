@@ -26,104 +26,8 @@ from runner.hosts import LOCAL, Host, parse_hosts
 from runner.lock import refresh_lock
 from runner.plan import Job, Plan, make_plan, router_yaml
 from runner.record import build_run, provenance, write_run
+from runner.state import Bar, Progress, Running
 from runner.sweep import ClientFailed, Sweep
-
-
-@dataclass
-class Progress:
-    """What the refresh has finished so far, and what it learnt on the way."""
-
-    levels: dict[str, LevelResult] = field(default_factory=dict)
-    """Finished jobs by name: `c4`, `ctx5000`."""
-    vllm_version: str = "unknown"
-    client_vllm_version: str | None = None
-    snapshot: str | None = None
-    image_id: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def note(self, prefix: str, text: str) -> None:
-        """Replace the note that starts with `prefix` (a resumed run keeps one per level)."""
-        self.notes = [n for n in self.notes if not n.startswith(prefix)] + [text]
-
-
-@dataclass
-class Running:
-    """Everything a refresh started, so that one place stops all of it, on every host."""
-
-    plan: Plan
-    nodes: dict[str, subprocess.Popen] = field(default_factory=dict)
-    router: subprocess.Popen | None = None
-    client: subprocess.Popen | None = None
-    snapshot: subprocess.Popen | None = None
-    serve: subprocess.Popen | None = None
-    """With Ray: `vllm serve` on the head, started once every node joined."""
-
-    def node_exits(self) -> list[tuple[str, int]]:
-        """(description, exit code) of every server that has exited."""
-        out = []
-        for node in self.plan.nodes:
-            process = self.nodes.get(node.role)
-            if process is not None and process.poll() is not None:
-                out.append((f"{node.role} on host {node.host.name}", process.returncode))
-        return out
-
-    def check_alive(self, when: str) -> None:
-        """Fail naming the first server (or the router) that exited."""
-        for what, code in self.node_exits():
-            node = next(n for n in self.plan.nodes if what.startswith(n.role + " "))
-            raise srv.failure(f"{what} exited with code {code} {when}", self.plan.raw_dir / node.log_name)
-        if self.serve is not None and self.serve.poll() is not None:
-            raise srv.failure(
-                f"vllm serve on the Ray head exited with code {self.serve.returncode} {when}",
-                self.plan.raw_dir / ray_cluster.SERVE_LOG,
-            )
-        if self.router is not None and self.router.poll() is not None:
-            raise srv.failure(
-                f"router exited with code {self.router.returncode} {when}", self.plan.raw_dir / "router.log"
-            )
-
-    def stop(self, *, wait_snapshot: bool) -> None:
-        """Client, router, every container with this run's label on every host, every process session."""
-        if self.client is not None:
-            if self.client.stdin:
-                self.client.stdin.close()
-            srv.stop_group(self.client, grace_s=3)
-        if self.router is not None:
-            srv.stop_group(self.router, grace_s=5)
-        if self.plan.image:
-            for host in {*self.plan.hosts, LOCAL}:
-                remove_labelled(host, self.plan.label)
-        for process in [*self.nodes.values(), *([self.serve] if self.serve else [])]:
-            srv.stop_group(process)
-        if self.snapshot is not None:
-            if wait_snapshot and self.snapshot.poll() is None:
-                try:
-                    self.snapshot.wait(timeout=120)
-                except subprocess.TimeoutExpired:
-                    pass
-            srv.stop_group(self.snapshot, grace_s=1)
-            if self.plan.image:
-                remove_labelled(LOCAL, self.plan.label)
-
-
-class Bar:
-    """A progress line on stderr: redrawn in place on a terminal, else a new line on change or every 15 s."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.last = ""
-        self.at = 0.0
-
-    def show(self, done: int, label: str) -> None:
-        filled = int(20 * done / max(self.total, 1))
-        text = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{self.total} levels {label}"
-        if sys.stderr.isatty():
-            print(f"\r{text}".ljust(72), end="", file=sys.stderr, flush=True)
-            return
-        key = text.split(" waiting")[0]
-        if key != self.last or time.monotonic() - self.at > 15:
-            print(text, file=sys.stderr, flush=True)
-            self.last, self.at = key, time.monotonic()
 
 
 def resumable(entry: Entry) -> BenchmarkRun | None:
@@ -256,33 +160,71 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
     write_run(run, plan.run_file)
 
 
+@dataclass
+class Refresh:
+    """One boot of a recipe's servers and the sweep against it: what the steps share."""
+
+    plan: Plan
+    entry: Entry
+    progress: Progress
+    running: Running
+    bar: Bar
+    key: str = field(default_factory=lambda: "sk-" + secrets.token_hex(16))
+    """The API key of this boot (servers, router and client)."""
+
+    @property
+    def todo(self) -> list[Job]:
+        """The jobs not finished yet (a resumed run skips the rest)."""
+        return [job for job in self.plan.jobs if job.name not in self.progress.levels]
+
+
+def step_clear(r: Refresh) -> None:
+    clear_stale(r.plan)
+
+
+def step_launch(r: Refresh) -> None:
+    launch(r.plan, r.running, r.key, r.todo)
+
+
+def step_ray(r: Refresh) -> None:
+    if r.plan.ray:
+        joined = ray_cluster.wait_for_nodes(r.plan, r.running, r.plan.health_timeout_s)
+        r.progress.note("ray cluster", f"ray cluster of {len(r.plan.nodes)} nodes formed after {joined:.1f} s")
+        ray_cluster.start_serve(r.plan, r.running)
+
+
+def step_ready(r: Refresh) -> None:
+    took = wait_ready(r.plan, r.running, r.bar, len(r.progress.levels))
+    r.progress.vllm_version = server_version(str(r.plan.api_node.base_url))
+    r.progress.note("server healthy", f"server healthy after {took:.1f} s")
+    if r.plan.image and r.plan.nodes[0].host.is_local:
+        r.progress.image_id = image_id(r.plan.nodes[0].host, r.plan.image)
+    r.bar.show(len(r.progress.levels), f"healthy after {took:.0f} s")
+
+
+def step_router(r: Refresh) -> None:
+    if r.plan.router_argv is not None:
+        router_s = start_router(r.plan, r.running, r.key)
+        r.progress.note("router live", f"router live after {router_s:.1f} s")
+
+
+def step_sweep(r: Refresh) -> None:
+    Sweep(r.plan, r.running, r.progress, r.bar).run(r.todo)
+
+
+STEPS = (step_clear, step_launch, step_ray, step_ready, step_router, step_sweep)
+"""A refresh, in order; any step may raise ServerFailed, ClientFailed or KeyboardInterrupt."""
+
+
 def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
-    """Boot once, sweep what is left, stop everything, record; 0 only when the sweep completed."""
-    todo = [job for job in plan.jobs if job.name not in progress.levels]
+    """Run the steps against one boot, stop everything, record; 0 only when the sweep completed."""
     plan.raw_dir.mkdir(parents=True, exist_ok=True)
-    bar = Bar(len(plan.jobs))
-    running = Running(plan)
-    key = "sk-" + secrets.token_hex(16)
+    refresh = Refresh(plan, entry, progress, Running(plan), Bar(len(plan.jobs)))
     reason: str | None = None
     code = 1
     try:
-        clear_stale(plan)
-        launch(plan, running, key, todo)
-        if plan.ray:
-            joined = ray_cluster.wait_for_nodes(plan, running, plan.health_timeout_s)
-            progress.note("ray cluster", f"ray cluster of {len(plan.nodes)} nodes formed after {joined:.1f} s")
-            ray_cluster.start_serve(plan, running)
-        took = wait_ready(plan, running, bar, len(progress.levels))
-        progress.vllm_version = server_version(str(plan.api_node.base_url))
-        progress.note("server healthy", f"server healthy after {took:.1f} s")
-        if plan.image and plan.nodes[0].host.is_local:
-            progress.image_id = image_id(plan.nodes[0].host, plan.image)
-        if plan.router_argv is not None:
-            router_s = start_router(plan, running, key)
-            progress.note("router live", f"router live after {router_s:.1f} s")
-        bar.show(len(progress.levels), f"healthy after {took:.0f} s")
-        sweep = Sweep(plan, running, progress, bar)
-        sweep.run(todo)
+        for step in STEPS:
+            step(refresh)
         code = 0
     except (srv.ServerFailed, ClientFailed) as exc:
         reason = str(exc).splitlines()[0]
@@ -292,7 +234,7 @@ def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
         code = 130
         print("\ninterrupted; stopping every server", file=sys.stderr)
     finally:
-        running.stop(wait_snapshot=code == 0)
+        refresh.running.stop(wait_snapshot=code == 0)
         if (plan.raw_dir / "flags.json").exists():
             progress.snapshot = f"{plan.stamp}/flags.json"
     if progress.levels:

@@ -11,7 +11,7 @@ from runner.plan import Job, Plan
 from runner.record import level_from_raw
 
 if TYPE_CHECKING:
-    from runner.refresh import Bar, Progress, Running
+    from runner.state import Bar, Progress, Running
 
 
 class ClientFailed(Exception):

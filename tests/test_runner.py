@@ -22,8 +22,9 @@ from catalogue.loading import load_entry
 from catalogue.site.pages import render_recipe
 from runner.lock import refresh_lock
 from runner.plan import make_plan
-from runner.refresh import Progress, execute
+from runner.refresh import execute
 from runner.server import session_members
+from runner.state import Progress
 
 REPO = Path(__file__).resolve().parents[1]
 needs_vllm = pytest.mark.skipif(installed_vllm_version() is None, reason="vLLM not installed; run through nox -s tests")
@@ -215,7 +216,8 @@ def test_ctrl_c_stops_everything(tiny):
     _root, folder = tiny
     _entry, plan, port = fake_plan(folder, "unhealthy")
     script = (
-        "import sys, dataclasses; from pathlib import Path; from runner.refresh import execute, Progress;"
+        "import sys, dataclasses; from pathlib import Path; from runner.refresh import execute;"
+        "from runner.state import Progress;"
         "from runner.plan import make_plan; from catalogue.loading import load_entry;"
         f"e = load_entry(Path({str(folder)!r})); p = make_plan(e, local=True, port={port});"
         f"p = dataclasses.replace(p, nodes=[dataclasses.replace(p.nodes[0], argv={plan.nodes[0].argv!r})]);"

@@ -1,0 +1,113 @@
+"""What one refresh keeps while it runs: finished work (Progress), what it started (Running),
+and its progress line (Bar)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from catalogue.benchmark import LevelResult
+from runner import ray_cluster
+from runner import server as srv
+from runner.containers import remove_labelled
+from runner.hosts import LOCAL
+from runner.plan import Plan
+
+
+@dataclass
+class Progress:
+    """What the refresh has finished so far, and what it learnt on the way."""
+
+    levels: dict[str, LevelResult] = field(default_factory=dict)
+    """Finished jobs by name: `c4`, `ctx5000`."""
+    vllm_version: str = "unknown"
+    client_vllm_version: str | None = None
+    snapshot: str | None = None
+    image_id: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, prefix: str, text: str) -> None:
+        """Replace the note that starts with `prefix` (a resumed run keeps one per level)."""
+        self.notes = [n for n in self.notes if not n.startswith(prefix)] + [text]
+
+
+@dataclass
+class Running:
+    """Everything a refresh started, so that one place stops all of it, on every host."""
+
+    plan: Plan
+    nodes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    router: subprocess.Popen | None = None
+    client: subprocess.Popen | None = None
+    snapshot: subprocess.Popen | None = None
+    serve: subprocess.Popen | None = None
+    """With Ray: `vllm serve` on the head, started once every node joined."""
+
+    def node_exits(self) -> list[tuple[str, int]]:
+        """(description, exit code) of every server that has exited."""
+        out = []
+        for node in self.plan.nodes:
+            process = self.nodes.get(node.role)
+            if process is not None and process.poll() is not None:
+                out.append((f"{node.role} on host {node.host.name}", process.returncode))
+        return out
+
+    def check_alive(self, when: str) -> None:
+        """Fail naming the first server (or the router) that exited."""
+        for what, code in self.node_exits():
+            node = next(n for n in self.plan.nodes if what.startswith(n.role + " "))
+            raise srv.failure(f"{what} exited with code {code} {when}", self.plan.raw_dir / node.log_name)
+        if self.serve is not None and self.serve.poll() is not None:
+            raise srv.failure(
+                f"vllm serve on the Ray head exited with code {self.serve.returncode} {when}",
+                self.plan.raw_dir / ray_cluster.SERVE_LOG,
+            )
+        if self.router is not None and self.router.poll() is not None:
+            raise srv.failure(
+                f"router exited with code {self.router.returncode} {when}", self.plan.raw_dir / "router.log"
+            )
+
+    def stop(self, *, wait_snapshot: bool) -> None:
+        """Client, router, every container with this run's label on every host, every process session."""
+        if self.client is not None:
+            if self.client.stdin:
+                self.client.stdin.close()
+            srv.stop_group(self.client, grace_s=3)
+        if self.router is not None:
+            srv.stop_group(self.router, grace_s=5)
+        if self.plan.image:
+            for host in {*self.plan.hosts, LOCAL}:
+                remove_labelled(host, self.plan.label)
+        for process in [*self.nodes.values(), *([self.serve] if self.serve else [])]:
+            srv.stop_group(process)
+        if self.snapshot is not None:
+            if wait_snapshot and self.snapshot.poll() is None:
+                try:
+                    self.snapshot.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    pass
+            srv.stop_group(self.snapshot, grace_s=1)
+            if self.plan.image:
+                remove_labelled(LOCAL, self.plan.label)
+
+
+class Bar:
+    """A progress line on stderr: redrawn in place on a terminal, else a new line on change or every 15 s."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.last = ""
+        self.at = 0.0
+
+    def show(self, done: int, label: str) -> None:
+        filled = int(20 * done / max(self.total, 1))
+        text = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{self.total} levels {label}"
+        if sys.stderr.isatty():
+            print(f"\r{text}".ljust(72), end="", file=sys.stderr, flush=True)
+            return
+        key = text.split(" waiting")[0]
+        if key != self.last or time.monotonic() - self.at > 15:
+            print(text, file=sys.stderr, flush=True)
+            self.last, self.at = key, time.monotonic()
