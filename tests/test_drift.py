@@ -84,3 +84,14 @@ def test_validate_against_one_release_and_all(repo, recipe_copy, capsys, monkeyp
     assert main(["--root", str(root), "validate", "--vllm", "0.28"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no committed flag snapshot for vLLM 0.28" in err[0]
+
+
+def test_shared_verdicts_equal_a_full_check_of_every_release(repo, entries, recipe_copy):
+    """Releases whose options agree on a recipe's flag values share one verdict: the one a full check gives."""
+    from catalogue.flags.validate import flag_errors
+
+    checkers = release_checkers(repo / "snapshots")
+    _, bad = with_flags(recipe_copy, {"kv-cache-dtype": "fp9", "attention-backend": "FLASH_ATTN"})
+    for entry in [*entries.values(), bad]:
+        for cell, checker in zip(drift_row(entry, checkers), checkers):
+            assert cell.accepted == (not flag_errors(entry, checker)), (entry.id, cell.version)

@@ -85,17 +85,25 @@ def drift_row(
     `known`: errors already found for a version (the build's main check), reused instead of checking again.
     """
     snapshots = [c.snapshot for c in checkers]
+    upstream = {n: v for n, v in entry.recipe.serving.flags.items() if n not in entry.recipe.serving.image_flags}
+    seen: dict[tuple, tuple[bool, tuple[str, ...]]] = {}
+    """Verdicts by verdict key: releases whose options for these flags are the same give the same verdict."""
     cells = []
     for checker in checkers:
-        others = [s for s in snapshots if s is not checker.snapshot]
         version = checker.snapshot.vllm_version
+        key = checker.snapshot.verdict_key(upstream)
+        if key is not None and key in seen:
+            cells.append(DriftCell(version, *seen[key]))
+            continue
+        others = [s for s in snapshots if s is not checker.snapshot]
         if known is not None and version in known:
             errors = [f for f in known[version] if f.level == "error" and "in " not in f.vllm.removeprefix("vLLM ")]
         else:
             errors = flag_errors(entry, checker)
-        cells.append(
-            DriftCell(checker.snapshot.vllm_version, not errors, tuple(_problem(f, checker, others) for f in errors))
-        )
+        verdict = (not errors, tuple(_problem(f, checker, others) for f in errors))
+        if key is not None:
+            seen[key] = verdict
+        cells.append(DriftCell(version, *verdict))
     return cells
 
 
