@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Mapping
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path
@@ -58,7 +59,7 @@ class FlagSnapshot(Strict):
         """id(option) -> how it parses, apart from its lists of allowed values (for `verdict_key`)."""
         return {id(o): (tuple(o.spellings), o.action, o.type, o.nargs) for o in self.options}
 
-    def verdict_key(self, flags: dict[str, object]) -> tuple | None:
+    def verdict_key(self, flags: Mapping[str, object]) -> tuple | None:
         """What this snapshot's verdict on these flag values depends on; None when a flag is unknown here.
 
         Per flag: how its option parses, and whether the value is among its choices, its registry's
