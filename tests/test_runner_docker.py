@@ -163,6 +163,19 @@ def _wait_for(predicate, timeout_s: float, proc: subprocess.Popen) -> None:
         time.sleep(0.2)
 
 
+def _stopped(container: str, timeout_s: float = 10) -> bool:
+    """Whether the container is gone or no longer running, within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        state = subprocess.run(
+            ["docker", "inspect", "-f", "{{.State.Running}}", container], capture_output=True, text=True
+        )
+        if state.returncode != 0 or state.stdout.strip() == "false":
+            return True
+        time.sleep(0.2)
+    return False
+
+
 def test_worker_node_killed_mid_sweep_then_resume(ssh_host, tmp_path):
     root, folder = example(tmp_path, "tiny-cpu-cluster", output_len=64, prompts_per_level=64, prompts_per_stream=16)
     port = free_port()
@@ -181,7 +194,8 @@ def test_worker_node_killed_mid_sweep_then_resume(ssh_host, tmp_path):
 
     _wait_for(first_level_done, 400, proc)
     killed = subprocess.run(["docker", "kill", "catalogue-tiny-cpu-cluster-1"], capture_output=True, text=True)
-    if killed.returncode != 0:
+    if killed.returncode != 0 and not _stopped("catalogue-tiny-cpu-cluster-1"):
+        # dockerd sometimes answers "PID ... is zombie and can not be killed" for a process the kill did end
         events = next((folder / "runs").glob("*/events.jsonl")).read_text()
         pytest.fail(f"docker kill: {killed.stderr}\nevents:\n{events}\nrefresh:\n{proc.communicate(timeout=180)[0]}")
     out = proc.communicate(timeout=180)[0]
