@@ -86,14 +86,34 @@ def _human_int(text: str) -> str:
     return text
 
 
-def _value_type(spec: OptionSpec) -> Callable[[str], Any]:
+def is_switch(spec: OptionSpec) -> bool:
+    """A flag taking no value, whatever its action class (nargs 0: vLLM 0.33's paired --enable-X/--disable-X)."""
+    return spec.action in ("store_true", "store_false", "boolean_optional", "count", "store_const") or spec.nargs == 0
+
+
+def value_kind(spec: OptionSpec) -> str:
+    """How a value is read: 'json', 'human_int', 'int', 'float' or 'str'."""
     if spec.type == "json":
-        return _json_type(spec.json_keys)
+        return "json"
     if spec.type == "human_readable_int":
-        return _human_int
+        return "human_int"
     if spec.type in ("int", "float") and not spec.choices:
-        return int if spec.type == "int" else float
-    return str
+        return spec.type
+    return "str"
+
+
+def parse_shape(spec: OptionSpec) -> tuple:
+    """Everything about an option, besides its allowed values, that decides whether a given value parses."""
+    return ("switch",) if is_switch(spec) else (value_kind(spec), spec.nargs, spec.action == "append")
+
+
+def _value_type(spec: OptionSpec) -> Callable[[str], Any]:
+    kind = value_kind(spec)
+    if kind == "json":
+        return _json_type(spec.json_keys)
+    if kind == "human_int":
+        return _human_int
+    return {"int": int, "float": float}.get(kind, str)
 
 
 class SnapshotChecker:
@@ -130,8 +150,7 @@ class SnapshotChecker:
 
     @staticmethod
     def _add(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
-        if spec.action in ("store_true", "store_false", "boolean_optional", "count", "store_const") or spec.nargs == 0:
-            # nargs 0: a flag taking no value, whatever its action class (vLLM 0.33's paired --enable-X/--disable-X)
+        if is_switch(spec):
             for i, spelling in enumerate(spec.spellings):
                 parser.add_argument(spelling, dest=f"{spec.dest}__{i}", action="store_true")
             return

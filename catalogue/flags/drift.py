@@ -7,11 +7,12 @@ have it yet / any more.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from catalogue.errors import CatalogueError
-from catalogue.flags.checkers import ArgvChecker, SnapshotChecker
+from catalogue.flags.checkers import ArgvChecker, SnapshotChecker, parse_shape
 from catalogue.flags.snapshot import SNAPSHOT_DIR, FlagSnapshot, read_snapshot, version_key
 from catalogue.flags.validate import Finding, flag_errors
 from catalogue.loading import Entry
@@ -77,6 +78,31 @@ def _problem(finding: Finding, checker: ArgvChecker, others: list[FlagSnapshot])
     return (f"--{finding.flag}: " if finding.flag else "") + finding.message
 
 
+def verdict_key(snapshot: FlagSnapshot, flags: Mapping[str, object]) -> tuple | None:
+    """What a snapshot's verdict on these flag values depends on; None when a flag is unknown there.
+
+    Per flag: how its option parses (`parse_shape`), and whether the value is among its choices, its
+    registry's values and (for a JSON config) its keys. Snapshots with equal keys give the same verdict.
+    """
+    key = []
+    for name, value in flags.items():
+        option = snapshot.option(name)
+        if option is None:
+            return None
+        long_name = next(s[2:] for s in option.spellings if s.startswith("--"))
+        registry = snapshot.registries.get(long_name)
+        json_ok = option.json_keys is None or (isinstance(value, dict) and all(k in option.json_keys for k in value))
+        key.append(
+            (
+                parse_shape(option),
+                option.choices is None or str(value) in option.choices,
+                registry is None or str(value) in registry,
+                json_ok,
+            )
+        )
+    return tuple(key)
+
+
 def drift_row(
     entry: Entry, checkers: list[SnapshotChecker], known: dict[str, list[Finding]] | None = None
 ) -> list[DriftCell]:
@@ -91,7 +117,7 @@ def drift_row(
     cells = []
     for checker in checkers:
         version = checker.snapshot.vllm_version
-        key = checker.snapshot.verdict_key(upstream)
+        key = verdict_key(checker.snapshot, upstream)
         if key is not None and key in seen:
             cells.append(DriftCell(version, *seen[key]))
             continue

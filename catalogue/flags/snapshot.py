@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections.abc import Mapping
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path
@@ -53,35 +52,6 @@ class FlagSnapshot(Strict):
     def option(self, spelling: str) -> OptionSpec | None:
         """The option with this spelling (dashes or underscores), if any."""
         return self._by_spelling.get("--" + spelling.lstrip("-").replace("_", "-"))
-
-    @cached_property
-    def _shapes(self) -> dict[int, tuple]:
-        """id(option) -> how it parses, apart from its lists of allowed values (for `verdict_key`)."""
-        return {id(o): (tuple(o.spellings), o.action, o.type, o.nargs) for o in self.options}
-
-    def verdict_key(self, flags: Mapping[str, object]) -> tuple | None:
-        """What this snapshot's verdict on these flag values depends on; None when a flag is unknown here.
-
-        Per flag: how its option parses, and whether the value is among its choices, its registry's
-        values and (for a JSON config) its keys. Two snapshots with equal keys give the same verdict.
-        """
-        key = []
-        for name, value in flags.items():
-            option = self.option(name)
-            if option is None:
-                return None
-            long_name = next(s[2:] for s in option.spellings if s.startswith("--"))
-            registry = self.registries.get(long_name)
-            keys_ok = isinstance(value, dict) and option.json_keys is not None and set(value) <= set(option.json_keys)
-            key.append(
-                (
-                    self._shapes[id(option)],
-                    option.choices is None or str(value) in option.choices,
-                    registry is None or str(value) in registry,
-                    option.json_keys is None or keys_ok,
-                )
-            )
-        return tuple(key)
 
     @cached_property
     def long_names(self) -> list[str]:
