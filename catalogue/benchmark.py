@@ -33,6 +33,11 @@ class LevelResult(Strict):
     generation_tps: NonNegativeFloat | None = Field(None, description="Aggregate output tok/s, sustained mean.")
     peak_tps: NonNegativeFloat | None = Field(None, description="Highest one-second aggregate output rate, tok/s.")
     total_tps: NonNegativeFloat | None = Field(None, description="Aggregate input + output tok/s.")
+    prefill_std: NonNegativeFloat | None = Field(None, description="Standard deviation of prefill tok/s over runs.")
+    generation_std: NonNegativeFloat | None = Field(
+        None, description="Standard deviation of generation tok/s over runs."
+    )
+    peak_std: NonNegativeFloat | None = Field(None, description="Standard deviation of peak tok/s over runs.")
     ttft_ms: Stats | None = Field(None, description="Time to first token.")
     itl_ms: Stats | None = Field(None, description="Inter-token latency.")
     tpot_ms: Stats | None = Field(None, description="Time per output token after the first.")
@@ -58,6 +63,12 @@ class ImportedProvenance(Strict):
     image: str | None = Field(None, description="Serving image as the source names it.")
     vllm_version: str | None = Field(None, description="vLLM version as the source names it.")
     conditions: str | None = Field(None, description="Workload as the source describes it.")
+    imported_with: str | None = Field(
+        None, description="The format `catalogue import` read, e.g. 'llama-benchy JSON report'; null: transcribed."
+    )
+    raw_files: list[str] = Field(default_factory=list, description="The source files, kept in runs/<stamp>/.")
+    command: str | None = Field(None, description="The tool's command line, when known.")
+    definitions: str | None = Field(None, description="How the tool defines the figures, in words.")
 
 
 class NodeCommand(Strict):

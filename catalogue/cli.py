@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -50,9 +51,43 @@ def _parser() -> argparse.ArgumentParser:
     dump.add_argument("--out", type=Path, help="file (default: snapshots/vllm-<version>.json)")
     dump.add_argument("--image", help="record the snapshot as taken inside this image")
 
+    new = sub.add_parser("new", help="write a recipe from a pasted launch command (docker run ... vllm serve ...)")
+    new.add_argument("recipe_id")
+    new.add_argument("--from-command", required=True, metavar="FILE", help="file with the command, or - for stdin")
+    new.add_argument("--snapshot", type=Path, help="read flags with this flag snapshot, not the installed vLLM")
+    new.add_argument("--model", help="Hugging Face id, when `vllm serve` names a local path")
+    new.add_argument("--platform", default="dgx-spark", help="copy the hardware of a recipe on this platform")
+    new.add_argument("--image", help="the image a bare `vllm serve` command runs in (it provides flags vLLM lacks)")
+
+    imp = sub.add_parser(
+        "import",
+        help="write run files from benchmark results: `vllm bench serve` JSONs, a `vllm bench sweep serve` "
+        "folder, llama-benchy JSON reports (one run per workload; the files are kept beside it)",
+    )
+    imp.add_argument("recipe_id")
+    imp.add_argument("files", nargs="+", type=Path)
+    imp.add_argument("--dataset", help="prompt source, when the files do not record it (e.g. random)")
+    imp.add_argument("--input-len", type=int, help="prompt tokens per request, when the files do not record it")
+    imp.add_argument("--output-len", type=int, help="output tokens per request, when the files do not record it")
+    imp.add_argument("--tool-version", help="the tool's version, when the files do not record it")
+    imp.add_argument("--title", help="source title (default: the tool and the file names)")
+    imp.add_argument("--source", help="link or citation of the source")
+    imp.add_argument("--date", type=_date, help="when the source measured (default: the date the files record)")
+    imp.add_argument("--label", help="what distinguishes this run, e.g. 'after the driver update'")
+    imp.add_argument("--image", help="the serving image the figures were measured with")
+    imp.add_argument("--vllm-version", help="the vLLM version the figures were measured with")
+    imp.add_argument("--command", dest="tool_command", help="the tool's command line, as it was run")
+
     for name, command in plugin_commands().items():
         command.add_arguments(sub.add_parser(name, help=command.HELP))
     return parser
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,6 +115,21 @@ def main(argv: list[str] | None = None) -> int:
             from catalogue.commands.flags import run_dump
 
             return run_dump(args.out, args.image)
+        if args.command == "new":
+            from catalogue.commands.new import run_new
+
+            return run_new(
+                roots, args.recipe_id, args.from_command, args.snapshot, args.model, args.platform, args.image
+            )
+        if args.command == "import":
+            from catalogue.commands.import_runs import Source, run_import
+            from catalogue.imports.workloads import Stated
+
+            stated = Stated(args.dataset, args.input_len, args.output_len, args.tool_version)
+            source = Source(
+                args.title, args.source, args.date, args.label, args.image, args.vllm_version, args.tool_command
+            )
+            return run_import(roots, args.recipe_id, args.files, stated, source)
         return plugin_commands()[args.command].run(args, roots)
     except CatalogueError as exc:
         print(f"error: {exc}", file=sys.stderr)

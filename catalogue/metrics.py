@@ -62,9 +62,13 @@ def _stat(name: str, field: str) -> Callable[[LevelResult], float | None]:
 
 
 METRICS: list[Metric] = [
-    Metric("prefill_tps", "Prefill", "tok/s", True, True, lambda lv: lv.prefill_tps),
-    Metric("generation_tps", "Generation", "tok/s", True, True, lambda lv: lv.generation_tps),
-    Metric("peak_tps", "Peak", "tok/s", True, True, published_peak),
+    Metric("prefill_tps", "Prefill", "tok/s", True, True, lambda lv: lv.prefill_tps, lambda lv: lv.prefill_std),
+    Metric(
+        "generation_tps", "Generation", "tok/s", True, True, lambda lv: lv.generation_tps, lambda lv: lv.generation_std
+    ),
+    Metric(
+        "peak_tps", "Peak", "tok/s", True, True, published_peak, lambda lv: lv.peak_std if published_peak(lv) else None
+    ),
     Metric("total_tps", "Total", "tok/s", True, True, lambda lv: lv.total_tps),
     Metric("ttft_mean_ms", "TTFT mean", "ms", False, False, _stat("ttft_ms", "mean"), _stat("ttft_ms", "std")),
     Metric("ttft_p99_ms", "TTFT p99", "ms", False, False, _stat("ttft_ms", "p99")),

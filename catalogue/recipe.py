@@ -204,10 +204,28 @@ class Recipe(Strict):
             for name in key.env:
                 if name not in self.serving.env:
                     raise ValueError(f"key_flags[{i}] names env {name!r}, which is not in serving.env")
+        todo = self.first_todo()
+        if self.publish and todo:
+            raise ValueError(f"{todo} still says TODO: fill it in, or keep `publish: false`")
         tp = self.serving.flags.get("tensor-parallel-size", 1)
         if isinstance(self.topology, ClusterTopology) and tp != self.topology.tensor_parallel_size:
             raise ValueError("topology.tensor_parallel_size differs from serving.flags.tensor-parallel-size")
         return self
+
+    def first_todo(self) -> str | None:
+        """Path of the first text that still holds a TODO marker (left by `catalogue new`), if any."""
+
+        def walk(value: Any, path: str) -> str | None:
+            if isinstance(value, str):
+                return path if value.startswith("TODO") else None
+            items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+            for key, item in items:
+                found = walk(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key)
+                if found:
+                    return found
+            return None
+
+        return walk(self.model_dump(exclude={"serving": {"flags"}}), "")
 
     @property
     def model_arg(self) -> str:

@@ -1,4 +1,5 @@
-"""Map raw `vllm bench serve` results to the catalogue's run file; write it atomically."""
+"""The run file of a measured refresh: provenance, levels, written atomically (raw results are mapped by
+`catalogue.imports.vllm_bench.level_from_raw`, which `catalogue import` uses too)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import platform
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import runner
 from catalogue.atomic import write_text
@@ -18,55 +18,11 @@ from catalogue.benchmark import (
     LevelResult,
     MeasuredProvenance,
     NodeCommand,
-    Stats,
     Workload,
 )
+from catalogue.imports.vllm_bench import PREFILL_DERIVATION
 from catalogue.topology import LITELLM_VERSION
 from runner.plan import Plan
-
-PREFILL_DERIVATION = (
-    "concurrency × (total_input_tokens ÷ completed) ÷ mean TTFT: prompt tokens per request over the mean "
-    "time to first token, times the requests in flight"
-)
-
-
-def _stats(raw: dict[str, Any], name: str) -> Stats | None:
-    values = {
-        "mean": raw.get(f"mean_{name}_ms"),
-        "std": raw.get(f"std_{name}_ms"),
-        "p50": raw.get(f"p50_{name}_ms", raw.get(f"median_{name}_ms")),
-        "p90": raw.get(f"p90_{name}_ms"),
-        "p99": raw.get(f"p99_{name}_ms"),
-    }
-    present = {k: float(v) for k, v in values.items() if v is not None}
-    return Stats(**present) if present else None
-
-
-def level_from_raw(
-    raw: dict[str, Any], concurrency: int, raw_name: str, prompt_tokens: int | None = None
-) -> LevelResult:
-    """One level's figures from one raw result JSON."""
-    completed = int(raw.get("completed", 0))
-    mean_ttft = raw.get("mean_ttft_ms")
-    prefill = None
-    if completed and mean_ttft:
-        prefill = concurrency * (raw["total_input_tokens"] / completed) / (mean_ttft / 1000)
-    return LevelResult(
-        concurrency=concurrency,
-        prompt_tokens=prompt_tokens,
-        prefill_tps=prefill,
-        generation_tps=raw.get("output_throughput"),
-        peak_tps=raw.get("max_output_tokens_per_s"),
-        total_tps=raw.get("total_token_throughput"),
-        ttft_ms=_stats(raw, "ttft"),
-        itl_ms=_stats(raw, "itl"),
-        tpot_ms=_stats(raw, "tpot"),
-        e2e_ms=_stats(raw, "e2el"),
-        duration_s=raw.get("duration"),
-        completed=completed,
-        failed=int(raw.get("failed", 0)),
-        raw=[raw_name],
-    )
 
 
 def gpu_description() -> str | None:

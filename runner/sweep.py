@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from catalogue.imports.vllm_bench import level_from_raw
 from runner.plan import Job, Plan
-from runner.record import level_from_raw
 
 if TYPE_CHECKING:
     from runner.state import Bar, Progress, Running

@@ -231,7 +231,8 @@ def test_ctrl_c_stops_everything(tiny):
         time.sleep(0.1)
     time.sleep(1)
     proc.send_signal(signal.SIGINT)
-    out = proc.communicate(timeout=60)[0]
+    # Stopping is bounded (each session: 10 s SIGTERM grace, then SIGKILL); a loaded 2-core machine needs slack.
+    out = proc.communicate(timeout=120)[0]
     assert proc.returncode == 130, out
     assert "interrupted" in out
     assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == [] and sessions_left(folder) == {}

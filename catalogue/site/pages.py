@@ -38,6 +38,10 @@ def _columns(levels: list[LevelResult]) -> list[Metric]:
     return [m for m in METRICS if any(m.get(lv) is not None for lv in levels)]
 
 
+def _has_spread(levels: list[LevelResult]) -> bool:
+    return any(m.spread(lv) for m in METRICS if m.spread for lv in levels)
+
+
 def _points(
     levels: list[LevelResult], get: Callable[[LevelResult], Any], scale: float = 1.0
 ) -> list[tuple[float, float]]:
@@ -122,6 +126,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         latest=entry.latest,
         runs=entry.runs,
         columns=_columns(entry.latest.levels) if entry.latest else [],
+        spread=_has_spread(entry.latest.levels) if entry.latest else False,
         charts=recipe_charts(entry),
         withheld=view.withheld_peaks(entry.latest) if entry.latest else [],
         history_chart=history_chart(entry),

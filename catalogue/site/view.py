@@ -137,8 +137,18 @@ def provenance_line(run: BenchmarkRun) -> str:
     p = run.provenance
     if isinstance(p, ImportedProvenance):
         when = p.source_date.isoformat() if p.source_date else "date not stated by the source"
-        extra = "; ".join(x for x in (p.tool and f"tool: {p.tool}", p.image and f"image: {p.image}", p.conditions) if x)
-        return f"Imported from “{p.source_title}” ({p.source}; {when})" + (f"; {extra}" if extra else "") + "."
+        extra = "; ".join(
+            x
+            for x in (
+                p.tool and f"tool: {p.tool}",
+                p.image and f"image: {p.image}",
+                p.vllm_version and p.vllm_version not in (p.image or "") and f"vLLM {p.vllm_version}",
+                p.conditions,
+            )
+            if x
+        )
+        how = f" Read from the {p.imported_with} by catalogue import." if p.imported_with else ""
+        return f"Imported from “{p.source_title}” ({p.source}; {when})" + (f"; {extra}" if extra else "") + "." + how
     gpu = p.gpu or "no GPU (CPU)"
     where = p.image or "local process"
     parts = [f"vLLM {p.vllm_version}", where, gpu, f"host {p.host}"]

@@ -1,0 +1,184 @@
+"""`catalogue import ID FILE...`: read -> group by workload -> build runs -> write (raw files beside each run).
+
+Everything is read and checked before anything is written; each run's folder of raw files is staged and renamed
+into place, then its run file is written atomically."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from catalogue.atomic import write_text
+from catalogue.benchmark import BenchmarkRun, ImportedProvenance
+from catalogue.errors import CatalogueError
+from catalogue.imports import llama_benchy, vllm_bench
+from catalogue.imports.source import ImportedLevels, read_json
+from catalogue.imports.workloads import Group, Stated, group_parts
+from catalogue.loading import RECIPE_FILE, RUNS_DIR, load_entry, parse_run, recipe_folders
+
+FORMATS = {
+    vllm_bench.TOOL: "`vllm bench serve --save-result` JSON",
+    "sweep": "`vllm bench sweep serve` output folder",
+    llama_benchy.TOOL: "llama-benchy JSON report (--format json)",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """What the person importing knows about the files' origin."""
+
+    title: str | None = None
+    source: str | None = None
+    date: dt.date | None = None
+    label: str | None = None
+    image: str | None = None
+    vllm_version: str | None = None
+    command: str | None = None
+
+
+def read_sources(paths: list[Path]) -> list[tuple[str, ImportedLevels]]:
+    """Every file or folder, by its format: (format name, levels)."""
+    out: list[tuple[str, ImportedLevels]] = []
+    for path in paths:
+        if path.is_dir():
+            if not vllm_bench.looks_like_sweep(path):
+                raise CatalogueError(path, "a folder, but not a `vllm bench sweep serve` output (no run=N.json in it)")
+            out += [("sweep", part) for part in vllm_bench.read_sweep(path)]
+            continue
+        data = read_json(path)
+        if llama_benchy.looks_like(data):
+            out += [(llama_benchy.TOOL, part) for part in llama_benchy.read_report(path)]
+        elif vllm_bench.looks_like(data):
+            out.append((vllm_bench.TOOL, vllm_bench.read_result(path)))
+        else:
+            raise CatalogueError(
+                path,
+                "unknown format: not a `vllm bench serve` result, a `vllm bench sweep serve` folder or a "
+                "llama-benchy JSON report",
+            )
+    return out
+
+
+def _kept_name(path: Path, part: ImportedLevels, taken: set[str]) -> str:
+    name = (
+        f"{part.relative_to.name}/{path.relative_to(part.relative_to)}" if part.relative_to is not None else path.name
+    )
+    base, n = name, 1
+    while name in taken:
+        n += 1
+        name = f"{n}-{base}"
+    taken.add(name)
+    return name
+
+
+def build_run(group: Group, formats: set[str], source: Source, recorded: dt.datetime) -> tuple[BenchmarkRun, dict]:
+    """A run file for one workload, and the raw files to copy (kept name -> path)."""
+    stamp = recorded.strftime("%Y%m%dT%H%M%SZ")
+    kept: dict[str, Path] = {}
+    levels = []
+    for part in group.parts:
+        names = {path: _kept_name(path, part, set(kept)) for path in part.files}
+        kept.update({name: path for path, name in names.items()})
+        by_name = {
+            (path.relative_to(part.relative_to) if part.relative_to else Path(path.name)): n
+            for path, n in names.items()
+        }
+        levels += [
+            level.model_copy(update={"raw": [f"{stamp}/{by_name.get(Path(r), r)}" for r in level.raw]})
+            for level in part.levels
+        ]
+    first = group.parts[0]
+    tool = " ".join(x for x in (group.workload.tool, group.workload.tool_version) if x)
+    dates = sorted(p.date for p in group.parts if p.date)
+    files = ", ".join(
+        dict.fromkeys(f"{p.relative_to.name}/" if p.relative_to else p.files[0].name for p in group.parts)
+    )
+    provenance = ImportedProvenance(
+        method="imported",
+        source_title=source.title or f"{tool} results ({files})",
+        source=source.source or f"files {files}, kept in {RUNS_DIR}/{stamp}/",
+        source_date=source.date or (dt.date.fromisoformat(dates[0]) if dates else None),
+        tool=tool,
+        image=source.image,
+        vllm_version=source.vllm_version,
+        imported_with=" + ".join(FORMATS[f] for f in sorted(formats)),
+        raw_files=[f"{stamp}/{name}" for name in kept],
+        command=source.command,
+        definitions=first.definitions,
+    )
+    notes = [note for part in group.parts for note in part.notes]
+    if not group.workload.known:
+        notes.append(
+            "The files do not record the prompt source and lengths, and the import did not state them "
+            "(--dataset, --input-len, --output-len): these figures are compared with no other run."
+        )
+    run = BenchmarkRun(
+        recorded_at=recorded,
+        label=source.label,
+        provenance=provenance,
+        workload=group.workload,
+        levels=sorted(levels, key=lambda lv: lv.concurrency),
+        notes=list(dict.fromkeys(notes)),
+    )
+    return run, kept
+
+
+def write_run(runs_dir: Path, run: BenchmarkRun, kept: dict[str, Path]) -> Path:
+    """Raw files into runs/<stamp>/ (staged, then renamed), then runs/<stamp>.json atomically."""
+    target = runs_dir / run.stamp
+    path = runs_dir / f"{run.stamp}.json"
+    if target.exists() or path.exists():
+        raise CatalogueError(path, "a run with this stamp exists already")
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=runs_dir, prefix=f".{run.stamp}."))
+    try:
+        for name, source in kept.items():
+            dest = staging / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, dest)
+        os.replace(staging, target)
+        write_text(path, json.dumps(run.model_dump(mode="json", exclude_none=True), indent=2) + "\n")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not path.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        raise
+    return path
+
+
+def run_import(
+    roots: list[Path],
+    recipe_id: str,
+    paths: list[Path],
+    stated: Stated,
+    source: Source,
+    now: dt.datetime | None = None,
+) -> int:
+    """Import the files as one run per workload; nothing is written when any file is bad."""
+    folder = recipe_folders(roots).get(recipe_id)
+    if folder is None:
+        raise CatalogueError(recipe_id, f"no recipe with this id under {', '.join(map(str, roots))}")
+    load_entry(folder)
+    found = read_sources(paths)
+    formats: dict[int, set[str]] = {}
+    groups = group_parts([part for _, part in found], stated)
+    for i, group in enumerate(groups):
+        formats[i] = {fmt for fmt, part in found if any(part is p for p in group.parts)}
+    start = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
+    built = [build_run(group, formats[i], source, start + dt.timedelta(seconds=i)) for i, group in enumerate(groups)]
+    runs_dir = folder / RUNS_DIR
+    for run, _ in built:
+        if (runs_dir / f"{run.stamp}.json").exists():
+            raise CatalogueError(runs_dir / f"{run.stamp}.json", "a run with this stamp exists already")
+    for run, kept in built:
+        path = write_run(runs_dir, run, kept)
+        parse_run(path)
+        levels = ", ".join(str(lv.concurrency) for lv in run.levels)
+        print(f"wrote {path} (c={levels}; {run.workload.describe() if run.workload else ''})")
+    print(f"imported {len(built)} run(s) into {folder / RECIPE_FILE}'s folder")
+    return 0

@@ -1,0 +1,188 @@
+"""`catalogue new ID --from-command FILE|-`: read the launch -> read its flags with vLLM's parser data -> build the
+recipe -> check it as `validate` does -> write recipe.yaml (schema line, TODO markers for the prose)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from catalogue.atomic import write_text
+from catalogue.errors import CatalogueError, from_validation
+from catalogue.flags.checkers import ArgvChecker
+from catalogue.flags.select import image_checker, upstream_checker
+from catalogue.flags.validate import check_flags
+from catalogue.loading import RECIPE_FILE, RECIPE_ID, Entry, load_catalogue, recipe_folders
+from catalogue.paste.docker_run import DockerRun, DockerRunOptions
+from catalogue.paste.launch import Launch, read_launch
+from catalogue.paste.serve_flags import ServeFlags, read_serve
+from catalogue.recipe import Recipe
+
+HF_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+PER_NODE = ("nnodes", "node-rank", "master-addr", "master-port", "headless")
+"""Flags the runner sets per node of a cluster; the recipe keeps the cluster's shape instead."""
+DEFAULT_SWEEP = {"concurrency": [1, 2, 4, 8, 16, 32, 64], "input_len": 1024, "output_len": 128, "prompts_per_level": 32}
+HEADER = """\
+# yaml-language-server: $schema=../../schemas/recipe.schema.json
+# Written by `catalogue new` from a pasted launch command. Fill in every TODO, then set `publish: true`:
+# `catalogue validate` refuses a published recipe that still has one.
+"""
+
+
+def read_source(source: str) -> tuple[str, str]:
+    """(text, label) of a file, or of standard input for '-'."""
+    if source == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        return Path(source).read_text(encoding="utf-8"), source
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogueError(source, f"cannot read: {exc}") from None
+
+
+def read_flags(launch: Launch, checker: ArgvChecker, label: str) -> ServeFlags:
+    """The serve flags, read with the upstream snapshot (and the image's, when one is committed)."""
+    image = launch.docker.image if launch.docker else None
+    in_image = image_checker(image)
+    return read_serve(
+        launch.serve, checker.snapshot, in_image.snapshot if in_image else None, image is not None, label, launch.line
+    )
+
+
+def hardware_like(roots: list[Path], platform: str) -> dict[str, Any]:
+    """The hardware block of the first recipe on `platform`, for one node."""
+    for entry in load_catalogue(roots):
+        if entry.recipe.hardware.platform == platform:
+            hardware = entry.recipe.hardware.model_dump(exclude_none=True)
+            hardware.pop("interconnect", None)
+            return {**hardware, "nodes": 1}
+    raise CatalogueError(platform, "no recipe on this platform to copy the hardware from (--platform)")
+
+
+def recipe_data(
+    launch: Launch, serve: ServeFlags, model: str | None, hardware: dict[str, Any], label: str
+) -> tuple[dict[str, Any], list[str]]:
+    """The recipe as plain data, and notes for the person who pasted it."""
+    notes = [*launch.notes, *serve.notes]
+    model_id, model_path = serve.model, None
+    if not HF_ID.match(serve.model) or model:
+        if model is None:
+            raise CatalogueError(label, f"the model {serve.model!r} is a path: pass --model ORG/NAME", line=launch.line)
+        model_id, model_path = model, (serve.model if serve.model != model else None)
+    flags = dict(serve.flags)
+    topology: dict[str, Any] = {"kind": "solo"}
+    nodes = flags.get("nnodes")
+    if isinstance(nodes, int) and nodes > 1:
+        topology = {"kind": "cluster", "tensor_parallel_size": flags.get("tensor-parallel-size", 1), "nodes": nodes}
+        hardware = {**hardware, "nodes": nodes}
+    dropped = [name for name in PER_NODE if flags.pop(name, None) is not None]
+    if dropped:
+        notes.append(f"per-node flags left out (the runner sets them per node): {', '.join('--' + n for n in dropped)}")
+    serving: dict[str, Any] = {}
+    docker = launch.docker
+    if docker is not None:
+        serving["image"] = docker.image
+        serving["image_source"] = f"TODO: where {docker.image} comes from (registry, or how to build it)"
+        container: dict[str, Any] = {}
+        if docker.name:
+            container["name"] = docker.name
+        if docker.options:
+            container["options"] = docker.options
+        if container:
+            serving["container"] = container
+    if launch.env:
+        serving["env"] = launch.env
+    if model_path:
+        serving["model_path"] = model_path
+    serving["flags"] = flags
+    if serve.not_upstream and docker is not None:
+        serving["image_flags"] = dict.fromkeys(serve.not_upstream, docker.image)
+    title = f"{model_id} on {hardware['name']}"
+    data = {
+        "title": title,
+        "summary": "TODO: one paragraph: what this recipe is for and what a reader gets from it.",
+        "status": "community",
+        "model": model_id,
+        "quantization": "TODO: weight format, e.g. MXFP4",
+        "hardware": hardware,
+        "topology": topology,
+        "serving": serving,
+        "prose": {
+            "why": "TODO: why this recipe exists.",
+            "when_to_use": ["TODO: a workload it suits."],
+            "when_not_to_use": ["TODO: a workload it does not suit."],
+        },
+        "sweep": dict(DEFAULT_SWEEP),
+        "sources": ["TODO: where this launch command comes from."],
+        "publish": False,
+    }
+    return data, notes
+
+
+def check(data: dict[str, Any], target: Path, checker: ArgvChecker) -> list[str]:
+    """The recipe must load as any recipe does, and its flags must pass the same check as `validate`."""
+    try:
+        recipe = Recipe.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(target, exc) from None
+    entry = Entry(target.parent.name, target.parent, recipe)
+    findings = check_flags(entry, checker, image_checker(recipe.serving.image if recipe.serving.image_flags else None))
+    errors = [f for f in findings if f.level == "error"]
+    if errors:
+        raise CatalogueError(target, str(errors[0]).split(": ", 1)[1])
+    return [str(f) for f in findings]
+
+
+class _RecipeDumper(yaml.SafeDumper):
+    """Mappings as blocks, lists of plain values on one line (as the hand-written recipes are)."""
+
+
+def _list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
+    flow = all(not isinstance(v, (dict, list)) for v in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
+_RecipeDumper.add_representer(list, _list)
+
+
+def render(data: dict[str, Any]) -> str:
+    """recipe.yaml text: the schema line and a note, then the recipe in the schema's field order."""
+    body = yaml.dump(data, Dumper=_RecipeDumper, sort_keys=False, allow_unicode=True, width=110)
+    return HEADER + body
+
+
+def run_new(
+    roots: list[Path],
+    recipe_id: str,
+    source: str,
+    snapshot: Path | None = None,
+    model: str | None = None,
+    platform: str = "dgx-spark",
+    image: str | None = None,
+) -> int:
+    """Write roots[0]/ID/recipe.yaml from a pasted launch command; nothing is written on any error."""
+    if not RECIPE_ID.match(recipe_id):
+        raise CatalogueError(recipe_id, "recipe id must be lower-case letters, digits and '-'")
+    if recipe_id in recipe_folders(roots):
+        raise CatalogueError(recipe_folders(roots)[recipe_id] / RECIPE_FILE, "exists already")
+    text, label = read_source(source)
+    launch = read_launch(text, label, DockerRunOptions.committed())
+    if image is not None:
+        if launch.docker is not None and launch.docker.image != image:
+            raise CatalogueError(label, f"the command runs image {launch.docker.image}, not --image {image}")
+        launch.docker = launch.docker or DockerRun(image=image)
+    checker = upstream_checker(snapshot)
+    serve = read_flags(launch, checker, label)
+    data, notes = recipe_data(launch, serve, model, hardware_like(roots, platform), label)
+    target = roots[0] / recipe_id / RECIPE_FILE
+    findings = check(data, target, checker)
+    write_text(target, render(data))
+    for note in notes:
+        print(f"note: {note}")
+    for finding in findings:
+        print(finding)
+    print(f"wrote {target}: {len(serve.flags)} flag(s) read with {checker.source}; fill in its TODOs")
+    return 0

@@ -1,0 +1,71 @@
+"""What a benchmark file gives the catalogue, whatever tool wrote it: levels, lengths, dates, the files."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catalogue.benchmark import LevelResult
+from catalogue.errors import CatalogueError
+
+
+@dataclass
+class ImportedLevels:
+    """Levels read from one tool's output, before they become a run file."""
+
+    tool: str
+    """The tool without its version, e.g. 'llama-benchy' (the workload key's tool)."""
+    tool_version: str | None
+    """Its version when the file records it."""
+    model: str
+    """Model name the tool sent requests for."""
+    date: str | None
+    """ISO date the tool ran, when the file records it."""
+    input_tokens: float | None
+    """Mean prompt tokens per request the tool counted (or configured, for tools that fix it)."""
+    output_tokens: float | None
+    """Mean output tokens per request."""
+    prompts: int | None
+    """Requests per level, when one number."""
+    levels: list[LevelResult]
+    """The figures."""
+    files: list[Path]
+    """Files these figures come from (copied beside the run)."""
+    definitions: str
+    """How the tool defines its figures, in words (goes into the provenance)."""
+    exact_lengths: bool = False
+    """True when the tool fixes the lengths itself (llama-benchy's --pp/--tg), so they are the workload's."""
+    dataset: str | None = None
+    """Prompt source when the tool fixes it."""
+    context_depth: int = 0
+    """Tokens of context before each prompt."""
+    repetitions: int | None = None
+    """Times each level ran, when the tool repeats levels."""
+    relative_to: Path | None = None
+    """Folder the files' kept names are relative to (a sweep folder), else their bare names."""
+    notes: list[str] = field(default_factory=list)
+    """Facts about the import that fit no figure."""
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file, or a one-line error naming it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CatalogueError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CatalogueError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+
+
+def require(path: Path, data: dict[str, Any], name: str, kinds: tuple[type, ...], prefix: str = "") -> Any:
+    """`data[name]`, which must exist and be one of `kinds` (bool is never a number)."""
+    if name not in data or data[name] is None:
+        raise CatalogueError(path, "required field is missing", prefix + name)
+    value = data[name]
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise CatalogueError(path, f"expected {' or '.join(k.__name__ for k in kinds)}, got {value!r}", prefix + name)
+    return value

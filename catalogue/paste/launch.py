@@ -1,0 +1,134 @@
+"""Pasted text -> one launch: `[export K=V]... [docker run OPTIONS IMAGE] vllm serve MODEL FLAGS`.
+
+Accepted: the launch in one command (`docker run ... IMAGE vllm serve ...`, or `bash -c "vllm serve ..."` as the
+container's command), or `docker run -it ... IMAGE` followed by the `vllm serve` typed in its shell; `export` lines
+and `K=V` / `env K=V` / `sudo` prefixes; `docker pull` (ignored). Lines that start with an option continue the
+command above them (web pages often drop the trailing backslashes). Anything else is refused."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from catalogue.errors import CatalogueError
+from catalogue.paste.docker_run import DockerRun, DockerRunOptions, read_docker_run
+from catalogue.paste.shell import Command, split_commands
+from catalogue.recipe import ENV_NAME
+
+
+@dataclass
+class Launch:
+    """The parts of a pasted launch."""
+
+    serve: list[str]
+    """Words after `vllm serve`."""
+    line: int
+    """Line of the `vllm serve` command."""
+    docker: DockerRun | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _merge_continuations(commands: list[Command], notes: list[str]) -> list[Command]:
+    out: list[Command] = []
+    joined: list[int] = []
+    for command in commands:
+        if out and command.after_newline and command.words[0].startswith("-"):
+            out[-1].words += command.words
+            out[-1].expanded += command.expanded
+            joined.append(command.line)
+        else:
+            out.append(command)
+    if joined:
+        lines = f"line {joined[0]}" if len(joined) == 1 else f"lines {joined[0]}–{joined[-1]}"
+        notes.append(f"{lines} start with an option: read as continuing the command above (no backslash)")
+    return out
+
+
+def _strip_prefixes(words: list[str], env: dict[str, str]) -> list[str]:
+    """`sudo`, `env`, and `K=V` assignments before a command."""
+    while words:
+        head = words[0]
+        key, eq, value = head.partition("=")
+        if head in ("sudo", "env"):
+            words = words[1:]
+        elif eq and ENV_NAME.match(key):
+            env[key] = value
+            words = words[1:]
+        else:
+            break
+    return words
+
+
+def _serve_words(words: list[str]) -> list[str] | None:
+    """The words after `vllm serve` (also `python -m vllm.entrypoints.cli.main serve`), or None."""
+    for i in range(len(words) - 1):
+        if words[i].endswith("vllm") and words[i + 1] == "serve":
+            return words[i + 2 :]
+    return None
+
+
+def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Launch:
+    """The one launch in the text, or a one-line error saying what is not understood."""
+    notes: list[str] = []
+    commands = _merge_continuations(split_commands(text, label), notes)
+    env: dict[str, str] = {}
+    host_env: dict[str, str] = {}
+    docker: DockerRun | None = None
+    serve: list[str] | None = None
+    serve_line = 0
+    for command in commands:
+        notes += [
+            f"line {command.line}: {word!r} is expanded by a shell; the recipe keeps it as written"
+            for word in command.expanded
+        ]
+        words = _strip_prefixes(command.words, env)
+        if not words:
+            continue
+        if words[0] == "export":
+            for assignment in words[1:]:
+                key, eq, value = assignment.partition("=")
+                if not eq or not ENV_NAME.match(key):
+                    raise CatalogueError(label, f"`export {assignment}` sets no value", line=command.line)
+                (env if docker is not None else host_env)[key] = value
+            continue
+        if words[:2] == ["docker", "pull"]:
+            continue
+        if serve is not None:
+            raise CatalogueError(
+                label, f"`{' '.join(words[:2])}` comes after the launch: paste one launch", line=command.line
+            )
+        if words[:2] == ["docker", "run"]:
+            if docker is not None:
+                raise CatalogueError(label, "a second `docker run`: paste one launch", line=command.line)
+            docker = read_docker_run(words[2:], docker_options, label, command.line)
+            inner = docker.command
+            if len(inner) == 3 and inner[0] in ("bash", "sh", "/bin/bash", "/bin/sh") and inner[1] == "-c":
+                inner = [w for c in split_commands(inner[2], label) for w in _strip_prefixes(c.words, env)]
+            if inner:
+                serve = _serve_words(inner)
+                if serve is None:
+                    raise CatalogueError(
+                        label, f"the container runs {' '.join(inner[:2])!r}, not `vllm serve`", line=command.line
+                    )
+                serve_line = command.line
+            continue
+        found = _serve_words(words)
+        if found is None:
+            raise CatalogueError(
+                label,
+                f"`{' '.join(words[:2])}` is not part of a launch: paste the `docker run` / `vllm serve` "
+                "command (and its `export` lines)",
+                line=command.line,
+            )
+        if docker is not None:
+            notes.append(f"line {command.line}: `vllm serve` read as typed in the shell of the container above")
+        serve, serve_line = found, command.line
+    if serve is None:
+        raise CatalogueError(label, "no `vllm serve` in the command")
+    if docker is not None:
+        if host_env:
+            notes.append(f"exported before `docker run`, so not inside the container: {', '.join(host_env)} (left out)")
+        env = {**env, **docker.env}
+    else:
+        env = {**host_env, **env}
+    return Launch(serve=serve, line=serve_line, docker=docker, env=env, notes=notes)

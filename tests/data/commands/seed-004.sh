@@ -1,0 +1,11 @@
+vllm serve openai/gpt-oss-120b \
+  --quantization mxfp4 \
+  --mxfp4-backend CUTLASS \
+  --mxfp4-layers moe,qkv,o,lm_head \
+  --attention-backend FLASHINFER \
+  --kv-cache-dtype fp8 \
+  --gpu-memory-utilization 0.70 \
+  --max-model-len 131072 \
+  --max-num-seqs 2 \
+  --max-num-batched-tokens 8192 \
+  --enable-prefix-caching

@@ -1,0 +1,150 @@
+"""`catalogue new --from-command`: the seeds' launch commands, the round trip through the page's command, and
+a corpus of pastes it must refuse."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from catalogue.cli import main
+from catalogue.flags.select import upstream_checker
+from catalogue.launch import flags_argv, launch_argv, shell_command
+from catalogue.loading import load_catalogue, load_entry, parse_recipe
+
+REPO = Path(__file__).resolve().parents[1]
+COMMANDS = REPO / "tests" / "data" / "commands"
+SNAPSHOT = REPO / "snapshots" / "vllm-0.32.0.json"
+
+
+@pytest.fixture
+def catalogue_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "recipes"
+    shutil.copytree(REPO / "recipes", root)
+    return root
+
+
+def new(root: Path, recipe_id: str, command: Path, *extra: str) -> int:
+    return main(["--root", str(root), "new", recipe_id, "--from-command", str(command), *extra])
+
+
+def serving(root: Path, recipe_id: str) -> dict:
+    return parse_recipe(root / recipe_id / "recipe.yaml").serving.model_dump(
+        include={"image", "env", "flags", "image_flags", "container", "model_path"}
+    )
+
+
+@pytest.mark.parametrize("checker", ["installed or newest", "snapshot"])
+def test_seed_000_yields_the_flags_of_the_catalogue_recipe(catalogue_copy, checker):
+    extra = ["--snapshot", str(SNAPSHOT)] if checker == "snapshot" else []
+    assert new(catalogue_copy, "pasted", COMMANDS / "seed-000.sh", *extra) == 0
+    ours, theirs = serving(catalogue_copy, "pasted"), serving(catalogue_copy, "gptoss-120b")
+    # The seed's "Full Launch Command" omits --max-num-seqs 256, which its Key Flags section sets and the
+    # catalogue's recipe keeps: the one difference.
+    assert {k: v for k, v in theirs["flags"].items() if k != "max-num-seqs"} == ours["flags"]
+    assert theirs["flags"]["max-num-seqs"] == 256
+    assert list(ours["flags"]) == [k for k in theirs["flags"] if k != "max-num-seqs"]
+    for part in ("image", "env", "image_flags", "container"):
+        assert ours[part] == theirs[part], part
+    assert main(["--root", str(catalogue_copy), "validate", "pasted", *extra]) == 0
+
+
+def test_seed_002_reads_the_shell_of_an_interactive_container(catalogue_copy, capsys):
+    assert new(catalogue_copy, "pasted", COMMANDS / "seed-002.sh") == 0
+    out = capsys.readouterr().out
+    ours, theirs = serving(catalogue_copy, "pasted"), serving(catalogue_copy, "gptoss-120b-ngc-2509")
+    assert ours["flags"] == theirs["flags"]
+    assert ours["image_flags"] == theirs["image_flags"] == {"swap-space": "nvcr.io/nvidia/vllm:25.09-py3"}
+    assert ours["env"] == {"TIKTOKEN_ENCODINGS_BASE": "/workspace/tiktoken_encodings"}
+    assert "vLLM uses the last (0.75)" in out and "'~/.cache/huggingface:/root/.cache/huggingface' is expanded" in out
+
+
+def test_seed_004_bare_serve_in_a_named_image(catalogue_copy, capsys):
+    assert new(catalogue_copy, "pasted", COMMANDS / "seed-004.sh") == 1
+    assert "--mxfp4-backend is not a flag of vLLM" in capsys.readouterr().err
+    assert new(catalogue_copy, "pasted", COMMANDS / "seed-004.sh", "--image", "vllm-node-mxfp4") == 0
+    ours, theirs = serving(catalogue_copy, "pasted"), serving(catalogue_copy, "gptoss-120b-community-131k")
+    assert ours["flags"] == theirs["flags"] and ours["image_flags"] == theirs["image_flags"]
+
+
+def test_every_catalogue_recipe_round_trips_through_its_rendered_command(catalogue_copy, tmp_path):
+    checker = upstream_checker()
+    for entry in load_catalogue([catalogue_copy]):
+        recipe = entry.recipe
+        pasted = tmp_path / f"{entry.id}.sh"
+        pasted.write_text(shell_command(launch_argv(recipe)) + "\n")
+        extra = [] if recipe.model_arg == recipe.model else ["--model", recipe.model]
+        assert new(catalogue_copy, f"again-{entry.id}", pasted, *extra) == 0, entry.id
+        again = load_entry(catalogue_copy / f"again-{entry.id}").recipe
+        assert again.serving.flags == recipe.serving.flags, entry.id
+        assert again.serving.env == recipe.serving.env and again.serving.image == recipe.serving.image
+        assert launch_argv(again) == launch_argv(recipe), entry.id
+        upstream = {k: v for k, v in recipe.serving.flags.items() if k not in recipe.serving.image_flags}
+        first, _ = checker.parse([recipe.model_arg, *flags_argv(upstream)])
+        upstream_again = {k: v for k, v in again.serving.flags.items() if k not in again.serving.image_flags}
+        second, _ = checker.parse([again.model_arg, *flags_argv(upstream_again)])
+        assert first is not None and vars(first) == vars(second), entry.id
+
+
+def test_the_new_recipe_is_a_draft_with_todo_markers(catalogue_copy, capsys):
+    assert new(catalogue_copy, "pasted", COMMANDS / "seed-000.sh") == 0
+    path = catalogue_copy / "pasted" / "recipe.yaml"
+    text = path.read_text()
+    assert text.startswith("# yaml-language-server: $schema=../../schemas/recipe.schema.json\n")
+    data = yaml.safe_load(text)
+    assert data["publish"] is False and data["summary"].startswith("TODO")
+    path.write_text(text.replace("publish: false", "publish: true"))
+    capsys.readouterr()
+    assert main(["--root", str(catalogue_copy), "validate", "pasted", "--no-flags"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"error: {path}:4: summary still says TODO: fill it in, or keep `publish: false`"
+    )
+
+
+BAD = {
+    "no-serve": ("docker run --gpus all nvcr.io/nvidia/vllm:25.09-py3\n", "<file>: no `vllm serve` in the command"),
+    "unbalanced": (
+        'vllm serve m/x \\\n  --compilation-config \'{"a": 1}\n',
+        "<file>:2: unbalanced quotes: a ' is never closed",
+    ),
+    "container-runs-else": (
+        "docker run img python3 app.py\n",
+        "<file>:1: the container runs 'python3 app.py', not `vllm serve`",
+    ),
+    "docker-option": ("docker run --gpu all img vllm serve m/x\n", "<file>:1: `docker run` has no option --gpu"),
+    "unknown-flag": ("vllm serve m/x --max-num-sequences 4\n", "<file>:1: --max-num-sequences is not a flag of vLLM"),
+    "several-values": (
+        "vllm serve m/x --served-model-name a b\n",
+        "<file>:1: --served-model-name is given 2 values (a b)",
+    ),
+    "path-model": (
+        "vllm serve /models/x --port 8000\n",
+        "<file>:1: the model '/models/x' is a path: pass --model ORG/NAME",
+    ),
+    "other-command": ("wget https://x/y\nvllm serve m/x\n", "<file>:1: `wget https://x/y` is not part of a launch"),
+    "bad-json": (
+        "vllm serve m/x --compilation-config '{cudagraph'\n",
+        "<file>:1: --compilation-config: not valid JSON",
+    ),
+    "switch-value": ("vllm serve m/x --enforce-eager=1\n", "<file>:1: --enforce-eager is a switch and takes no value"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_paste_is_one_line_and_writes_nothing(name, catalogue_copy, tmp_path, capsys):
+    text, expected = BAD[name]
+    pasted = tmp_path / "pasted.sh"
+    pasted.write_text(text)
+    assert new(catalogue_copy, "pasted", pasted, "--snapshot", str(SNAPSHOT)) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("error: " + expected.replace("<file>", str(pasted))), err
+    assert not (catalogue_copy / "pasted").exists()
+
+
+def test_an_existing_recipe_is_never_overwritten(catalogue_copy, capsys):
+    before = (catalogue_copy / "gptoss-120b" / "recipe.yaml").read_bytes()
+    assert new(catalogue_copy, "gptoss-120b", COMMANDS / "seed-000.sh") == 1
+    assert "exists already" in capsys.readouterr().err
+    assert (catalogue_copy / "gptoss-120b" / "recipe.yaml").read_bytes() == before
