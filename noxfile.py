@@ -100,6 +100,15 @@ def build(session: nox.Session) -> None:
 
 
 @nox.session
+def pr_check(session: nox.Session) -> None:
+    """The pull-request check, as .github/workflows/pull-request.yml runs it: the changed recipes against the
+    committed snapshots (`-- --base REF`, default origin/main), then the strict site build. No vLLM install."""
+    session.install("-e", ".[site]")
+    session.run("catalogue", "check-changes", *(session.posargs or ["--base", "origin/main"]))
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(Path(session.create_tmp()) / "site"), env=SITE_ENV)
+
+
+@nox.session
 def serve(session: nox.Session) -> None:
     """Live preview on http://127.0.0.1:8000; recipe edits reload without a restart."""
     session.install("-e", ".[site]")

@@ -78,6 +78,12 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--vllm-version", help="the vLLM version the figures were measured with")
     imp.add_argument("--command", dest="tool_command", help="the tool's command line, as it was run")
 
+    chk = sub.add_parser(
+        "check-changes",
+        help="the pull-request check: recipes changed since a git ref, flags against the newest committed snapshot",
+    )
+    chk.add_argument("--base", default="origin/main", help="git ref the changes are counted from")
+
     for name, command in plugin_commands().items():
         command.add_arguments(sub.add_parser(name, help=command.HELP))
     return parser
@@ -115,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
             from catalogue.commands.flags import run_dump
 
             return run_dump(args.out, args.image)
+        if args.command == "check-changes":
+            from catalogue.commands.check_changes import run_check_changes
+
+            return run_check_changes(roots, args.base)
         if args.command == "new":
             from catalogue.commands.new import run_new
 

@@ -1,0 +1,100 @@
+"""`catalogue check-changes --base REF`: the pull-request check. Recipes changed since REF (git) are loaded and
+their flags checked against the newest committed vLLM snapshot (errors), and against every older committed
+release (a refusal there is a warning: the drift row will show it). No vLLM install is needed. One line per
+finding; on GitHub Actions also as annotations on the changed file and in the job summary. Exit 1 on any error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from catalogue.errors import CatalogueError
+from catalogue.flags.drift import drift_row, release_checkers
+from catalogue.flags.select import upstream_checker, validate_entries
+from catalogue.flags.snapshot import SNAPSHOT_DIR, newest_committed
+from catalogue.loading import RECIPE_FILE, load_entry, recipe_folders
+
+EVERYTHING = ("snapshots/", "catalogue/", "schemas/")
+"""Changes under these paths can change any recipe's verdict: check them all."""
+
+
+def changed_files(base: str, cwd: Path | None = None) -> list[str]:
+    """Paths changed between the merge base of REF and the work tree (committed or not), as git prints them."""
+
+    def git(*args: str) -> list[str]:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=cwd, check=False)
+        if done.returncode != 0:
+            raise CatalogueError(base, f"git {' '.join(args)}: {done.stderr.strip().splitlines()[-1:]}")
+        return [line for line in done.stdout.splitlines() if line]
+
+    merge_base = git("merge-base", base, "HEAD")[0]
+    return sorted(set(git("diff", "--name-only", merge_base)) | set(git("ls-files", "--others", "--exclude-standard")))
+
+
+def changed_recipes(files: list[str], folders: dict[str, Path]) -> list[str]:
+    """Ids of recipes with a changed file; every id when a snapshot or the checking code changed."""
+    if any(f.startswith(EVERYTHING) for f in files):
+        return sorted(folders)
+    out = set()
+    for recipe_id, folder in folders.items():
+        prefix = folder.as_posix().rstrip("/") + "/"
+        if any(f.startswith(prefix) for f in files):
+            out.add(recipe_id)
+    return sorted(out)
+
+
+def annotation(level: str, file: Path | str, message: str, line: int | None = None) -> str:
+    """A GitHub Actions workflow command that marks the line of the file on the pull request."""
+    where = f"file={file}" + (f",line={line}" if line else "")
+    text = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return f"::{level} {where}::{text}"
+
+
+def run_check_changes(roots: list[Path], base: str) -> int:
+    """Check the changed recipes; report each finding once, as a line and (on Actions) an annotation."""
+    on_actions = os.environ.get("GITHUB_ACTIONS") == "true"
+    folders = recipe_folders(roots)
+    ids = changed_recipes(changed_files(base), folders)
+    snapshot = newest_committed(SNAPSHOT_DIR)
+    checker = upstream_checker(snapshot)
+    print(f"{len(ids)} changed recipe(s) since {base}; flags checked against {checker.source}")
+    lines: list[str] = []
+    errors = 0
+    entries = []
+    for recipe_id in ids:
+        try:
+            entries.append(load_entry(folders[recipe_id]))
+        except CatalogueError as exc:
+            errors += 1
+            lines.append(f"error: {exc}")
+            if on_actions:
+                print(annotation("error", exc.path, f"{exc.field + ': ' if exc.field else ''}{exc.message}", exc.line))
+    for findings in validate_entries(entries, checker).values():
+        for finding in findings:
+            if finding.level == "info":
+                continue
+            errors += finding.level == "error"
+            lines.append(str(finding))
+            if on_actions:
+                level = "error" if finding.level == "error" else "warning"
+                text = f"{'--' + finding.flag + ': ' if finding.flag else ''}{finding.message} [{finding.vllm}]"
+                print(annotation(level, finding.file, text))
+    checkers = release_checkers()
+    for entry in entries:
+        for cell in drift_row(entry, checkers):
+            if cell.accepted or cell.version == checker.snapshot.vllm_version:
+                continue
+            text = f"refused by vLLM {cell.short_version}: {'; '.join(cell.problems)}"
+            lines.append(f"{entry.folder / RECIPE_FILE}: warning: {text}")
+            if on_actions:
+                print(annotation("warning", entry.folder / RECIPE_FILE, text))
+    for line in lines:
+        print(line)
+    verdict = f"{len(ids)} recipe(s) checked: {errors} error(s)"
+    print(verdict)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if on_actions and summary:
+        with open(summary, "a", encoding="utf-8") as out:
+            out.write(f"### Recipe check\n\n{verdict}\n\n" + "".join(f"- `{line}`\n" for line in lines))
+    return 1 if errors else 0

@@ -1,0 +1,104 @@
+"""The pull-request check: only changed recipes, committed snapshots, annotations, exit code; and the workflow
+that runs it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def clone_with_change(tmp_path: Path, edit: dict[str, tuple[str, str]]) -> Path:
+    """A git repo holding the catalogue; `edit` (recipe id -> (old, new) text) is committed on top."""
+    work = tmp_path / "work"
+    work.mkdir()
+    for part in ("recipes", "snapshots"):
+        shutil.copytree(REPO / part, work / part)
+    git(work, "init", "-q", "-b", "main")
+    git(work, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "base")
+    git(work, "add", "-A")
+    git(work, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "catalogue")
+    git(work, "tag", "base")
+    for recipe_id, (old, new) in edit.items():
+        path = work / "recipes" / recipe_id / "recipe.yaml"
+        text = path.read_text()
+        assert old in text
+        path.write_text(text.replace(old, new))
+    return work
+
+
+def check(work: Path, base: str = "base") -> subprocess.CompletedProcess:
+    env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(work / "summary.md")}
+    env.pop("CATALOGUE_FLAGS_SNAPSHOT", None)
+    return subprocess.run(
+        [sys.executable, "-m", "catalogue", "check-changes", "--base", base],
+        cwd=work,
+        env={**env, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_a_bad_flag_in_a_changed_recipe_fails_with_an_annotation(tmp_path):
+    work = clone_with_change(tmp_path, {"gptoss-120b": ("max-num-seqs: 256", "max-num-seqs: 2x")})
+    done = check(work)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("1 changed recipe(s) since base; flags checked against snapshot vllm-0.33.0.json")
+    assert (
+        "::error file=recipes/gptoss-120b/recipe.yaml::--max-num-seqs: invalid int value: '2x' [vLLM 0.33.0]" in lines
+    )
+    assert "recipes/gptoss-120b/recipe.yaml: error: --max-num-seqs: invalid int value: '2x' [vLLM 0.33.0]" in lines
+    assert lines[-1] == "1 recipe(s) checked: 1 error(s)"
+    assert "1 error(s)" in (work / "summary.md").read_text()
+
+
+def test_a_broken_recipe_file_is_one_annotated_line(tmp_path):
+    work = clone_with_change(tmp_path, {"gptoss-120b-ngc-2509": ("status: ", "statuss: ")})
+    done = check(work)
+    assert done.returncode == 1
+    assert any(
+        line.startswith("::error file=recipes/gptoss-120b-ngc-2509/recipe.yaml,line=")
+        for line in done.stdout.splitlines()
+    ), done.stdout
+
+
+def test_an_untouched_catalogue_passes_and_checks_nothing(tmp_path):
+    work = clone_with_change(tmp_path, {})
+    done = check(work)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "0 recipe(s) checked: 0 error(s)"
+
+
+def test_older_releases_refusing_a_value_is_a_warning(tmp_path):
+    # ultraquant_4bit is a KV-cache dtype since vLLM 0.32: older releases refuse it, the newest accepts it
+    work = clone_with_change(
+        tmp_path, {"gptoss-120b-community-131k": ("kv-cache-dtype: fp8", "kv-cache-dtype: ultraquant_4bit")}
+    )
+    done = check(work)
+    assert done.returncode == 0, done.stdout
+    warned = [
+        line for line in done.stdout.splitlines() if line.startswith("::warning file=recipes/gptoss-120b-community")
+    ]
+    assert [w.split("refused by vLLM ")[1][:4] for w in warned] == ["0.29", "0.30", "0.31"], done.stdout
+
+
+def test_the_workflow_runs_the_nox_session_ci_runs():
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "pull-request.yml").read_text())
+    steps = workflow["jobs"]["check"]["steps"]
+    runs = [s["run"] for s in steps if "run" in s]
+    assert any(r.startswith("nox -s pr_check -- --base ") for r in runs)
+    assert steps[0]["with"]["fetch-depth"] == 0
+    assert "nox -s pr_check" in (REPO / ".ci" / "run").read_text()
+    session = (REPO / "noxfile.py").read_text().split("def pr_check", 1)[1].split("@nox.session", 1)[0]
+    assert "install_vllm_cpu" not in session and "--strict" in session
