@@ -3,6 +3,7 @@ a corpus of pastes it must refuse."""
 
 from __future__ import annotations
 
+import io
 import shutil
 from pathlib import Path
 
@@ -148,3 +149,9 @@ def test_an_existing_recipe_is_never_overwritten(catalogue_copy, capsys):
     assert new(catalogue_copy, "gptoss-120b", COMMANDS / "seed-000.sh") == 1
     assert "exists already" in capsys.readouterr().err
     assert (catalogue_copy / "gptoss-120b" / "recipe.yaml").read_bytes() == before
+
+
+def test_the_command_can_come_on_standard_input(catalogue_copy, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO((COMMANDS / "seed-004.sh").read_text()))
+    assert new(catalogue_copy, "pasted", Path("-"), "--image", "vllm-node-mxfp4", "--snapshot", str(SNAPSHOT)) == 0
+    assert serving(catalogue_copy, "pasted")["flags"]["max-model-len"] == 131072
