@@ -44,6 +44,15 @@ def test_bench_serve_jsons_become_one_run_with_their_files(tiny):
         assert (folder / "runs" / name).read_bytes() in {f.read_bytes() for f in files}
 
 
+def test_the_same_file_is_not_imported_twice(tiny, capsys):
+    root, folder = tiny
+    args = ["--root", str(root), "import", "tiny-cpu", str(OUTPUTS / "llama-benchy.json")]
+    assert main(args) == 0
+    assert main(args) == 1
+    assert "llama-benchy.json: already imported: the same file is kept as 2" in capsys.readouterr().err
+    assert len(load_entry(folder).runs) == 1
+
+
 def test_sweep_folder_keeps_its_tree(tiny):
     root, folder = tiny
     assert main(["--root", str(root), "import", "tiny-cpu", str(OUTPUTS / "sweep"), *STATED]) == 0

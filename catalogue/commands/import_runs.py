@@ -6,6 +6,7 @@ into place, then its run file is written atomically."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catalogue.atomic import write_text
-from catalogue.benchmark import BenchmarkRun, ImportedProvenance
+from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
 from catalogue.errors import CatalogueError
 from catalogue.imports import llama_benchy, vllm_bench
 from catalogue.imports.source import ImportedLevels, read_json
@@ -41,20 +42,20 @@ class Source:
     command: str | None = None
 
 
-def read_sources(paths: list[Path]) -> list[tuple[str, ImportedLevels]]:
-    """Every file or folder, by its format: (format name, levels)."""
-    out: list[tuple[str, ImportedLevels]] = []
+def read_sources(paths: list[Path]) -> list[ImportedLevels]:
+    """Every file or folder, read by the reader of its format."""
+    out: list[ImportedLevels] = []
     for path in paths:
         if path.is_dir():
             if not vllm_bench.looks_like_sweep(path):
                 raise CatalogueError(path, "a folder, but not a `vllm bench sweep serve` output (no run=N.json in it)")
-            out += [("sweep", part) for part in vllm_bench.read_sweep(path)]
+            out += _named("sweep", vllm_bench.read_sweep(path))
             continue
         data = read_json(path)
         if llama_benchy.looks_like(data):
-            out += [(llama_benchy.TOOL, part) for part in llama_benchy.read_report(path)]
+            out += _named(llama_benchy.TOOL, llama_benchy.read_report(path))
         elif vllm_bench.looks_like(data):
-            out.append((vllm_bench.TOOL, vllm_bench.read_result(path)))
+            out += _named(vllm_bench.TOOL, [vllm_bench.read_result(path)])
         else:
             raise CatalogueError(
                 path,
@@ -62,6 +63,12 @@ def read_sources(paths: list[Path]) -> list[tuple[str, ImportedLevels]]:
                 "llama-benchy JSON report",
             )
     return out
+
+
+def _named(format_name: str, parts: list[ImportedLevels]) -> list[ImportedLevels]:
+    for part in parts:
+        part.format_name = format_name
+    return parts
 
 
 def _kept_name(path: Path, part: ImportedLevels, taken: set[str]) -> str:
@@ -76,9 +83,9 @@ def _kept_name(path: Path, part: ImportedLevels, taken: set[str]) -> str:
     return name
 
 
-def build_run(group: Group, formats: set[str], source: Source, recorded: dt.datetime) -> tuple[BenchmarkRun, dict]:
+def build_run(group: Group, source: Source, recorded: dt.datetime) -> tuple[BenchmarkRun, dict]:
     """A run file for one workload, and the raw files to copy (kept name -> path)."""
-    stamp = recorded.strftime("%Y%m%dT%H%M%SZ")
+    stamp = recorded.strftime(RUN_STAMP_FORMAT)
     kept: dict[str, Path] = {}
     levels = []
     for part in group.parts:
@@ -106,7 +113,7 @@ def build_run(group: Group, formats: set[str], source: Source, recorded: dt.date
         tool=tool,
         image=source.image,
         vllm_version=source.vllm_version,
-        imported_with=" + ".join(FORMATS[f] for f in sorted(formats)),
+        imported_with=" + ".join(FORMATS[f] for f in sorted({p.format_name for p in group.parts})),
         raw_files=[f"{stamp}/{name}" for name in kept],
         command=source.command,
         definitions=first.definitions,
@@ -151,6 +158,23 @@ def write_run(runs_dir: Path, run: BenchmarkRun, kept: dict[str, Path]) -> Path:
     return path
 
 
+def check_not_imported(parts: list[ImportedLevels], runs_dir: Path) -> None:
+    """A file already kept beside a run (same bytes) was imported before: importing it again would double it."""
+    if not runs_dir.is_dir():
+        return
+    kept = {hashlib.sha256(p.read_bytes()).digest(): p for p in runs_dir.glob("*/**/*") if p.is_file()}
+    for part in parts:
+        for path in part.files:
+            twin = kept.get(hashlib.sha256(path.read_bytes()).digest())
+            if twin is not None:
+                raise CatalogueError(path, f"already imported: the same file is kept as {twin.relative_to(runs_dir)}")
+
+
+def _taken(runs_dir: Path, when: dt.datetime) -> bool:
+    stamp = when.strftime(RUN_STAMP_FORMAT)
+    return (runs_dir / f"{stamp}.json").exists() or (runs_dir / stamp).exists()
+
+
 def run_import(
     roots: list[Path],
     recipe_id: str,
@@ -164,17 +188,14 @@ def run_import(
     if folder is None:
         raise CatalogueError(recipe_id, f"no recipe with this id under {', '.join(map(str, roots))}")
     load_entry(folder)
-    found = read_sources(paths)
-    formats: dict[int, set[str]] = {}
-    groups = group_parts([part for _, part in found], stated)
-    for i, group in enumerate(groups):
-        formats[i] = {fmt for fmt, part in found if any(part is p for p in group.parts)}
-    start = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
-    built = [build_run(group, formats[i], source, start + dt.timedelta(seconds=i)) for i, group in enumerate(groups)]
+    parts = read_sources(paths)
     runs_dir = folder / RUNS_DIR
-    for run, _ in built:
-        if (runs_dir / f"{run.stamp}.json").exists():
-            raise CatalogueError(runs_dir / f"{run.stamp}.json", "a run with this stamp exists already")
+    check_not_imported(parts, runs_dir)
+    groups = group_parts(parts, stated)
+    start = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
+    while any(_taken(runs_dir, start + dt.timedelta(seconds=i)) for i in range(len(groups))):
+        start += dt.timedelta(seconds=1)  # an import in the same second: the next free stamps
+    built = [build_run(group, source, start + dt.timedelta(seconds=i)) for i, group in enumerate(groups)]
     for run, kept in built:
         path = write_run(runs_dir, run, kept)
         parse_run(path)

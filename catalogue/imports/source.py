@@ -47,6 +47,8 @@ class ImportedLevels:
     """Folder the files' kept names are relative to (a sweep folder), else their bare names."""
     notes: list[str] = field(default_factory=list)
     """Facts about the import that fit no figure."""
+    format_name: str = ""
+    """Which reader took the file (set by `catalogue import`): a key of its FORMATS."""
 
 
 def read_json(path: Path) -> Any:
