@@ -70,14 +70,17 @@ def test_seed_004_bare_serve_in_a_named_image(catalogue_copy, capsys):
     assert ours["flags"] == theirs["flags"] and ours["image_flags"] == theirs["image_flags"]
 
 
-def test_every_catalogue_recipe_round_trips_through_its_rendered_command(catalogue_copy, tmp_path):
+def test_every_recipe_and_example_round_trips_through_its_rendered_command(catalogue_copy, tmp_path):
+    examples = tmp_path / "examples"
+    shutil.copytree(REPO / "examples", examples)
     checker = upstream_checker()
-    for entry in load_catalogue([catalogue_copy]):
+    roots = ["--root", str(catalogue_copy), "--root", str(examples)]
+    for entry in load_catalogue([catalogue_copy, examples]):
         recipe = entry.recipe
         pasted = tmp_path / f"{entry.id}.sh"
         pasted.write_text(shell_command(launch_argv(recipe)) + "\n")
         extra = [] if recipe.model_arg == recipe.model else ["--model", recipe.model]
-        assert new(catalogue_copy, f"again-{entry.id}", pasted, *extra) == 0, entry.id
+        assert main([*roots, "new", f"again-{entry.id}", "--from-command", str(pasted), *extra]) == 0, entry.id
         again = load_entry(catalogue_copy / f"again-{entry.id}").recipe
         assert again.serving.flags == recipe.serving.flags, entry.id
         assert again.serving.env == recipe.serving.env and again.serving.image == recipe.serving.image

@@ -23,7 +23,7 @@ from catalogue.paste.serve_flags import ServeFlags, read_serve
 from catalogue.recipe import Recipe
 
 HF_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
-PER_NODE = ("nnodes", "node-rank", "master-addr", "master-port", "headless")
+PER_NODE = ("nnodes", "node-rank", "master-addr", "headless")
 """Flags the runner sets per node of a cluster; the recipe keeps the cluster's shape instead."""
 DEFAULT_SWEEP = {"concurrency": [1, 2, 4, 8, 16, 32, 64], "input_len": 1024, "output_len": 128, "prompts_per_level": 32}
 HEADER = """\
