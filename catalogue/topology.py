@@ -115,8 +115,8 @@ def placeholder_nodes(recipe: Recipe) -> list[Node]:
     return [Node("server", "127.0.0.1")]
 
 
-def needs_nodes(recipe: Recipe) -> int:
-    """How many nodes the topology asks for."""
+def node_count(recipe: Recipe) -> int:
+    """Machines the set-up uses: 1 (solo), the cluster's nodes, or one per replica."""
     topology = recipe.topology
     if isinstance(topology, ClusterTopology):
         return topology.nodes

@@ -16,7 +16,7 @@ from catalogue.errors import CatalogueError
 from catalogue.launch import bench_argv
 from catalogue.loading import RUNS_DIR, Entry
 from catalogue.recipe import ClusterTopology
-from catalogue.topology import Layout, RouterLaunch, layout, needs_nodes
+from catalogue.topology import Layout, RouterLaunch, layout, node_count
 from runner.containers import LABEL_RECIPE, LABEL_RUN, mounts_and_env, own_options
 from runner.hosts import LOCAL, Host
 
@@ -152,7 +152,7 @@ def make_plan(
                 "serving": recipe.serving.model_copy(update={"model_path": str((entry.folder / model_path).resolve())})
             }
         )
-    wanted = needs_nodes(recipe)
+    wanted = node_count(recipe)
     if isinstance(recipe.topology, ClusterTopology) and len(hosts) < wanted:
         hosts = hosts + [hosts[-1]] * (wanted - len(hosts)) if all(h.is_local for h in hosts) else hosts
     try:

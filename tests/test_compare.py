@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from catalogue.metrics import BY_NAME
-from catalogue.site.compare import Member, compare, metric_rows, node_count, pareto_points
+from catalogue.site.compare import Member, compare, metric_rows, pareto_points
+from catalogue.topology import node_count
 
 
 def members(entries, ids):

@@ -13,21 +13,10 @@ from dataclasses import dataclass
 from catalogue.benchmark import BenchmarkRun, LevelResult
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, Metric
-from catalogue.recipe import ClusterTopology, Recipe, ReplicasTopology
 from catalogue.workload import Workload
 
 COMPARED = ["generation_tps", "prefill_tps", "ttft_mean_ms", "peak_tps"]
 """Metrics a comparison page tables, in this order."""
-
-
-def node_count(recipe: Recipe) -> int:
-    """Machines the set-up uses: 1 (solo), the cluster's nodes, or one per replica."""
-    topo = recipe.topology
-    if isinstance(topo, ClusterTopology):
-        return topo.nodes
-    if isinstance(topo, ReplicasTopology):
-        return topo.replicas
-    return 1
 
 
 @dataclass(frozen=True)

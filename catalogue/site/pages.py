@@ -14,12 +14,13 @@ from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, METRICS, Metric
 from catalogue.site import view
 from catalogue.site.charts import Series, line_chart, pareto_chart
-from catalogue.site.compare import Group, Member, compare, node_count, pareto_points
+from catalogue.site.compare import Group, Member, compare, pareto_points
 from catalogue.site.history import history_rows, trend_chart
 from catalogue.site.page import Page
 from catalogue.site.prose import paragraphs
 from catalogue.site.templating import render
 from catalogue.site.urls import link
+from catalogue.topology import node_count
 
 INDEX, COMPARE_INDEX, METHODOLOGY = "index.md", "compare/index.md", "methodology.md"
 
