@@ -14,9 +14,8 @@ from pydantic import ValidationError
 from catalogue.atomic import write_text
 from catalogue.errors import CatalogueError, from_validation
 from catalogue.flags.checkers import ArgvChecker
-from catalogue.flags.select import image_checker, upstream_checker
-from catalogue.flags.validate import check_flags
-from catalogue.loading import RECIPE_FILE, RECIPE_ID, Entry, load_catalogue, recipe_folders
+from catalogue.flags.select import image_checker, upstream_checker, validate_entries
+from catalogue.loading import RECIPE_FILE, RECIPE_ID, Entry, parse_recipe, recipe_folders
 from catalogue.paste.docker_run import DockerRun, DockerRunOptions
 from catalogue.paste.launch import Launch, read_launch
 from catalogue.paste.serve_flags import ServeFlags, read_serve
@@ -52,11 +51,12 @@ def read_flags(launch: Launch, checker: ArgvChecker, label: str) -> ServeFlags:
     )
 
 
-def hardware_like(roots: list[Path], platform: str) -> dict[str, Any]:
-    """The hardware block of the first recipe on `platform`, for one node."""
-    for entry in load_catalogue(roots):
-        if entry.recipe.hardware.platform == platform:
-            hardware = entry.recipe.hardware.model_dump(exclude_none=True)
+def hardware_like(folders: dict[str, Path], platform: str) -> dict[str, Any]:
+    """The hardware block of the first recipe (by id) on `platform`, for one node."""
+    for recipe_id in sorted(folders):
+        recipe = parse_recipe(folders[recipe_id] / RECIPE_FILE)
+        if recipe.hardware.platform == platform:
+            hardware = recipe.hardware.model_dump(exclude_none=True)
             hardware.pop("interconnect", None)
             return {**hardware, "nodes": 1}
     raise CatalogueError(platform, "no recipe on this platform to copy the hardware from (--platform)")
@@ -129,7 +129,7 @@ def check(data: dict[str, Any], target: Path, checker: ArgvChecker) -> list[str]
     except ValidationError as exc:
         raise from_validation(target, exc) from None
     entry = Entry(target.parent.name, target.parent, recipe)
-    findings = check_flags(entry, checker, image_checker(recipe.serving.image if recipe.serving.image_flags else None))
+    findings = validate_entries([entry], checker)[entry.id]
     errors = [f for f in findings if f.level == "error"]
     if errors:
         raise CatalogueError(target, str(errors[0]).split(": ", 1)[1])
@@ -166,8 +166,9 @@ def run_new(
     """Write roots[0]/ID/recipe.yaml from a pasted launch command; nothing is written on any error."""
     if not RECIPE_ID.match(recipe_id):
         raise CatalogueError(recipe_id, "recipe id must be lower-case letters, digits and '-'")
-    if recipe_id in recipe_folders(roots):
-        raise CatalogueError(recipe_folders(roots)[recipe_id] / RECIPE_FILE, "exists already")
+    folders = recipe_folders(roots)
+    if recipe_id in folders:
+        raise CatalogueError(folders[recipe_id] / RECIPE_FILE, "exists already")
     text, label = read_source(source)
     launch = read_launch(text, label, DockerRunOptions.committed())
     if image is not None:
@@ -176,7 +177,7 @@ def run_new(
         launch.docker = launch.docker or DockerRun(image=image)
     checker = upstream_checker(snapshot)
     serve = read_flags(launch, checker, label)
-    data, notes = recipe_data(launch, serve, model, hardware_like(roots, platform), label)
+    data, notes = recipe_data(launch, serve, model, hardware_like(folders, platform), label)
     target = roots[0] / recipe_id / RECIPE_FILE
     findings = check(data, target, checker)
     write_text(target, render(data))
