@@ -11,8 +11,8 @@ from pathlib import Path
 
 from catalogue.errors import CatalogueError
 from catalogue.flags.drift import drift_row, release_checkers
-from catalogue.flags.select import upstream_checker, validate_entries
-from catalogue.flags.snapshot import SNAPSHOT_DIR, newest_committed
+from catalogue.flags.select import validate_entries
+from catalogue.flags.snapshot import SNAPSHOT_DIR
 from catalogue.loading import RECIPE_FILE, load_entry, recipe_folders
 
 EVERYTHING = ("snapshots/", "catalogue/", "schemas/")
@@ -56,8 +56,10 @@ def run_check_changes(roots: list[Path], base: str) -> int:
     on_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     folders = recipe_folders(roots)
     ids = changed_recipes(changed_files(base), folders)
-    snapshot = newest_committed(SNAPSHOT_DIR)
-    checker = upstream_checker(snapshot)
+    checkers = release_checkers()
+    if not checkers:
+        raise CatalogueError(SNAPSHOT_DIR, "no committed vLLM flag snapshot to check against")
+    checker = checkers[-1]  # the newest release
     print(f"{len(ids)} changed recipe(s) since {base}; flags checked against {checker.source}")
     lines: list[str] = []
     errors = 0
@@ -80,7 +82,6 @@ def run_check_changes(roots: list[Path], base: str) -> int:
                 level = "error" if finding.level == "error" else "warning"
                 text = f"{'--' + finding.flag + ': ' if finding.flag else ''}{finding.message} [{finding.vllm}]"
                 print(annotation(level, finding.file, text))
-    checkers = release_checkers()
     for entry in entries:
         for cell in drift_row(entry, checkers):
             if cell.accepted or cell.version == checker.snapshot.vllm_version:

@@ -67,16 +67,16 @@ def level_from_raw(
     )
 
 
-def _checked(path: Path, data: dict[str, Any], label: str) -> dict[str, Any]:
+def _checked(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     for name in REQUIRED:
-        require(path, data, name, (int, float), label)
+        require(path, data, name, (int, float))
     concurrency = data.get("max_concurrency")
     if not isinstance(concurrency, int) or concurrency < 1:
         raise CatalogueError(
-            path, "missing or not a positive number: the catalogue compares by concurrency", f"{label}max_concurrency"
+            path, "missing or not a positive number: the catalogue compares by concurrency", "max_concurrency"
         )
     if not data["completed"]:
-        raise CatalogueError(path, "no request completed", f"{label}completed")
+        raise CatalogueError(path, "no request completed", "completed")
     return data
 
 
@@ -97,7 +97,7 @@ def _levels(path: Path, data: dict[str, Any], raw_name: str) -> ImportedLevels:
 
 def read_result(path: Path) -> ImportedLevels:
     """One `vllm bench serve --save-result` file: one level."""
-    data = _checked(path, read_json(path), "")
+    data = _checked(path, read_json(path))
     return _levels(path, data, path.name)
 
 
@@ -118,7 +118,7 @@ def read_sweep(folder: Path) -> list[ImportedLevels]:
                 f"{len(runs)} runs of one combination (--num-runs {len(runs)}): the catalogue keeps one result "
                 "per level; import one run=N.json of it, or sweep with --num-runs 1",
             )
-        data = _checked(runs[0], read_json(runs[0]), "")
+        data = _checked(runs[0], read_json(runs[0]))
         part = _levels(runs[0], data, str(runs[0].relative_to(folder)))
         summary = combo / "summary.json"
         if summary.exists():

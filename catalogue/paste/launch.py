@@ -60,7 +60,7 @@ def _strip_prefixes(words: list[str], env: dict[str, str]) -> list[str]:
 
 
 def _serve_words(words: list[str]) -> list[str] | None:
-    """The words after `vllm serve` (also `python -m vllm.entrypoints.cli.main serve`), or None."""
+    """The words after `vllm serve` (or `/path/to/vllm serve`), or None."""
     for i in range(len(words) - 1):
         if words[i].endswith("vllm") and words[i + 1] == "serve":
             return words[i + 2 :]
