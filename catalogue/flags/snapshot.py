@@ -53,6 +53,12 @@ class FlagSnapshot(Strict):
         """The option with this spelling (dashes or underscores), if any."""
         return self._by_spelling.get("--" + spelling.lstrip("-").replace("_", "-"))
 
+    def expand(self, abbreviation: str) -> str | None:
+        """The one long name (without dashes) an abbreviation stands for, as argparse expands it; else None."""
+        prefix = abbreviation.lstrip("-").replace("_", "-")
+        full = [name for name in self.long_names if name.startswith(prefix)]
+        return full[0] if len(full) == 1 else None
+
     @cached_property
     def long_names(self) -> list[str]:
         """Every long spelling without dashes."""

@@ -154,9 +154,9 @@ def _spelling_findings(file: Path, flags: dict, checker: ArgvChecker, version: s
     for name in flags:
         spec = checker.snapshot.option(name)
         if spec is None:
-            full = [s for s in checker.snapshot.long_names if s.startswith(name.replace("_", "-"))]
-            if len(full) == 1:
-                out.append(Finding("warning", file, name, f"abbreviation of --{full[0]}; spell it in full", version))
+            full = checker.snapshot.expand(name)
+            if full is not None:
+                out.append(Finding("warning", file, name, f"abbreviation of --{full}; spell it in full", version))
             continue
         if spec.deprecated:
             out.append(Finding("warning", file, name, "deprecated in this vLLM", version))

@@ -44,11 +44,9 @@ def _resolve(snapshot: FlagSnapshot | None, name: str) -> tuple[str, OptionSpec]
     spec = snapshot.option(name)
     if spec is not None:
         return name, spec
-    full = [s for s in snapshot.long_names if s.startswith(name)]
-    if len(full) == 1:
-        found = snapshot.option(full[0])
-        return (full[0], found) if found else None
-    return None
+    full = snapshot.expand(name)
+    found = snapshot.option(full) if full else None
+    return (full, found) if full and found else None
 
 
 def _typed(spec: OptionSpec | None, text: str, flag: str, label: str, line: int) -> Any:
