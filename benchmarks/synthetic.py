@@ -8,6 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from catalogue.yaml_files import parse_yaml
+
 REPO = Path(__file__).resolve().parents[1]
 MODELS = [f"org{i}/model-{i}b" for i in range(12)]
 PLATFORMS = ["dgx-spark", "rtx-5090", "h100", "mi300x", "m3-ultra"]
@@ -17,7 +19,7 @@ STATUSES = ["production", "experimental", "community"]
 def make_catalogue(root: Path, count: int) -> Path:
     """Write `count` recipe folders under `root` and return it."""
     seed = REPO / "recipes" / "gptoss-120b"
-    data = yaml.safe_load((seed / "recipe.yaml").read_text())
+    data = parse_yaml((seed / "recipe.yaml").read_text(), seed / "recipe.yaml")
     summary = data["summary"]
     for i in range(count):
         folder = root / f"synthetic-{i:04d}"

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from benchmarks.synthetic import REPO
+from catalogue.yaml_files import parse_yaml
 
 sys.path.insert(0, str(REPO / "tools"))
 import docker_env
@@ -72,7 +73,7 @@ def bench_warm_boot(root: Path) -> None:
     recipe_id = "tiny-cpu-compiled"
     folder = root / recipe_id
     shutil.copytree(REPO / "examples" / "tiny-cpu-docker", folder, ignore=shutil.ignore_patterns("runs"))
-    data = yaml.safe_load((folder / "recipe.yaml").read_text())
+    data = parse_yaml((folder / "recipe.yaml").read_text(), folder / "recipe.yaml")
     del data["serving"]["flags"]["enforce-eager"]
     data["key_flags"] = [k for k in data["key_flags"] if "enforce-eager" not in k["flags"]]
     data["sweep"].update(concurrency=[1], long_context=[])

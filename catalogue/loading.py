@@ -8,18 +8,17 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
 from catalogue.benchmark import BenchmarkRun, LevelResult
 from catalogue.errors import CatalogueError, from_validation
 from catalogue.metrics import metric_value
 from catalogue.recipe import Comparison, Recipe
+from catalogue.yaml_files import parse_yaml
 
 RECIPE_FILE = "recipe.yaml"
 RUNS_DIR = "runs"
 RECIPE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -62,12 +61,7 @@ def parse_recipe(path: Path) -> Recipe:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogueError(path, f"cannot read: {exc}") from None
-    try:
-        data = yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise CatalogueError(path, f"YAML syntax error: {problem}", line=mark.line + 1 if mark else None) from None
+    data = parse_yaml(text, path)
     if not isinstance(data, dict):
         raise CatalogueError(path, "a recipe is a YAML mapping", line=1)
     try:

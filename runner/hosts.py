@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from catalogue.errors import CatalogueError
 from catalogue.topology import Node
+from catalogue.yaml_files import parse_yaml
 
 HOSTS_FILE = Path("hosts.yaml")
 
@@ -71,12 +71,10 @@ class HostsFile(BaseModel):
 def load_hosts_file(path: Path) -> dict[str, Host]:
     """Hosts by name from a hosts file; a one-line error naming the file and the field."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = parse_yaml(path.read_text(encoding="utf-8"), path) or {}
         parsed = HostsFile.model_validate(data)
     except OSError as exc:
         raise CatalogueError(path, f"cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise CatalogueError(path, f"not valid YAML: {str(exc).splitlines()[0]}") from None
     except ValidationError as exc:
         err = exc.errors()[0]
         raise CatalogueError(path, f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None

@@ -35,7 +35,8 @@ def test_hosts_file_names_engines_and_addresses(tmp_path):
     "text, message",
     [
         ("hosts:\n  a: {docker: local, adress: x}\n", "hosts.a.adress: Extra inputs are not permitted"),
-        ("hosts: [a\n", "not valid YAML"),
+        ("hosts: [a\n", "YAML syntax error"),
+        ("hosts:\n  a: {docker: local}\n  a: {docker: local}\n", "hosts.yaml:3: YAML: key 'a' is written twice"),
         ("hostz: {}\n", "hosts: Field required"),
     ],
 )

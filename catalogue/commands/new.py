@@ -20,6 +20,7 @@ from catalogue.paste.docker_run import DockerRun, DockerRunOptions
 from catalogue.paste.launch import Launch, read_launch
 from catalogue.paste.serve_flags import ServeFlags, read_serve
 from catalogue.recipe import Recipe
+from catalogue.yaml_files import plain_scalar_safe
 
 HF_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 PER_NODE = ("nnodes", "node-rank", "master-addr", "headless")
@@ -145,7 +146,14 @@ def _list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
 
 
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    """Quoted when PyYAML would leave it plain but the YAML 1.2 reader would read something else (`1e3`, `09`)."""
+    style = None if plain_scalar_safe(value) else "'"
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
 _RecipeDumper.add_representer(list, _list)
+_RecipeDumper.add_representer(str, _str)
 
 
 def render(data: dict[str, Any]) -> str:

@@ -1,0 +1,71 @@
+"""catalogue.yaml_files: the YAML 1.2 reader, its one-line errors, and what the writer must quote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from catalogue.commands.new import render
+from catalogue.errors import CatalogueError
+from catalogue.yaml_files import parse_yaml, plain_scalar_safe
+
+REPO = Path(__file__).resolve().parents[1]
+COMMITTED = sorted(
+    [*REPO.glob("recipes/*/recipe.yaml"), *REPO.glob("examples/*/recipe.yaml"), *REPO.glob("tests/data/**/*.yaml")]
+)
+
+
+def test_committed_yaml_reads_as_pyyaml_read_it():
+    """Moving from PyYAML (YAML 1.1) to the 1.2 reader changed no committed file's meaning."""
+    assert len(COMMITTED) >= 10
+    for path in COMMITTED:
+        text = path.read_text(encoding="utf-8")
+        assert parse_yaml(text, path) == yaml.safe_load(text), path
+
+
+def test_yaml_1_2_scalars():
+    data = parse_yaml("a: yes\nb: on\nc: 1e3\nd: 0o17\ne: 2026-05-06\nf: '1'\ng: true\n", "x.yaml")
+    assert data == {"a": "yes", "b": "on", "c": 1000.0, "d": 15, "e": yaml.safe_load("2026-05-06"), "f": "1", "g": True}
+
+
+def test_empty_and_byte_order_mark():
+    assert parse_yaml("", "x.yaml") is None
+    assert parse_yaml("\ufefftitle: x\n", "x.yaml") == {"title": "x"}
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("title: x\nstatus: [production\nmodel: m\n", 3, "YAML syntax error: "),
+        ("a: b: c\n", 1, "YAML syntax error: mapping values are not allowed"),
+        (
+            "title: x\nserving:\n  flags:\n    port: 1\n    host: h\n    port: 2\n",
+            6,
+            "YAML: key 'port' is written twice",
+        ),
+    ],
+)
+def test_bad_yaml_is_one_line_with_its_line(text, line, message):
+    with pytest.raises(CatalogueError) as err:
+        parse_yaml(text, "recipe.yaml")
+    assert str(err.value).startswith(f"recipe.yaml:{line}: {message}")
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("value", ["1e3", "09", "0o17", "-.5", "null", "true", "", "a: b", "# x", "8000"])
+def test_strings_the_reader_would_not_read_back_are_not_plain(value):
+    assert not plain_scalar_safe(value)
+
+
+@pytest.mark.parametrize("value", ["1e3", "09", "0o17", "-.5", "yes", "on", "null", "true", "", "a: b", "# x", "8000"])
+def test_written_strings_read_back_as_strings(value):
+    text = render({"title": value, "flags": {"x": value}, "list": [value]})
+    assert parse_yaml(text, "recipe.yaml") == {"title": value, "flags": {"x": value}, "list": [value]}
+
+
+@pytest.mark.parametrize("value", ["fastsafetensors", "CUTLASS", "moe,qkv,o,lm_head", "8000:8000", "openai_gptoss"])
+def test_plain_strings_stay_plain(value):
+    assert plain_scalar_safe(value)
+    assert f"title: {value}\n" in render({"title": value})
