@@ -6,9 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import yaml
-
-from catalogue.yaml_files import parse_yaml
+from catalogue.yaml_files import dump_yaml, parse_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = [f"org{i}/model-{i}b" for i in range(12)]
@@ -30,5 +28,5 @@ def make_catalogue(root: Path, count: int) -> Path:
         data["hardware"]["platform"] = PLATFORMS[i % len(PLATFORMS)]
         data["hardware"]["name"] = PLATFORMS[i % len(PLATFORMS)].upper()
         data["status"] = STATUSES[i % len(STATUSES)]
-        (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+        (folder / "recipe.yaml").write_text(dump_yaml(data))
     return root

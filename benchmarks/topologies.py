@@ -10,10 +10,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 from benchmarks.synthetic import REPO
-from catalogue.yaml_files import parse_yaml
+from catalogue.yaml_files import dump_yaml, parse_yaml
 
 sys.path.insert(0, str(REPO / "tools"))
 import docker_env
@@ -77,7 +75,7 @@ def bench_warm_boot(root: Path) -> None:
     del data["serving"]["flags"]["enforce-eager"]
     data["key_flags"] = [k for k in data["key_flags"] if "enforce-eager" not in k["flags"]]
     data["sweep"].update(concurrency=[1], long_context=[])
-    (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    (folder / "recipe.yaml").write_text(dump_yaml(data))
     cache = Path(CACHE_ROOT)
     for old in cache.glob(f"*/{recipe_id}"):
         shutil.rmtree(old, ignore_errors=True)

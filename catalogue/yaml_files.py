@@ -1,11 +1,11 @@
-"""The one YAML reader of the catalogue (recipe.yaml, hosts.yaml): YAML 1.2, duplicate keys refused.
+"""The catalogue's YAML files (recipe.yaml, hosts.yaml): one reader (YAML 1.2, duplicate keys refused) and
+the recipe writer that matches it.
 
 Files are read with yaml-rs (Rust; its public `loads`), the YAML 1.2 core schema that editors' YAML
 language servers also use: `yes`, `on` and `no` stay strings, `1e3` is a number, a key written twice
 is an error instead of PyYAML's silent last-wins. It parses a recipe about 15 times faster than
-PyYAML's C loader, which made YAML half of a large site build. PyYAML still writes YAML
-(`catalogue new`, the router config) and locates error lines (catalogue.errors.yaml_line);
-`plain_scalar_safe` tells its dumper which strings must be quoted to read back as strings here.
+PyYAML's C loader, which made YAML half of a large site build. PyYAML writes YAML (`dump_yaml`;
+the router config, read by LiteLLM) and locates error lines (catalogue.errors.yaml_line).
 """
 
 from __future__ import annotations
@@ -63,3 +63,27 @@ def plain_scalar_safe(value: str) -> bool:
         return yaml_rs.loads(f"k: {value}") == {"k": value}
     except yaml_rs.YAMLDecodeError:
         return False
+
+
+class _RecipeDumper(yaml.SafeDumper):
+    """Mappings as blocks, lists of plain values on one line (as the hand-written recipes are)."""
+
+
+def _list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
+    flow = all(not isinstance(v, (dict, list)) for v in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    """Quoted when PyYAML would leave it plain but the YAML 1.2 reader would read something else (`1e3`, `09`)."""
+    style = None if plain_scalar_safe(value) else "'"
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_RecipeDumper.add_representer(list, _list)
+_RecipeDumper.add_representer(str, _str)
+
+
+def dump_yaml(data: object) -> str:
+    """Recipe-style YAML text that `parse_yaml` reads back as `data`."""
+    return yaml.dump(data, Dumper=_RecipeDumper, sort_keys=False, allow_unicode=True, width=110)

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from catalogue.atomic import write_text
@@ -20,7 +19,7 @@ from catalogue.paste.docker_run import DockerRun, DockerRunOptions
 from catalogue.paste.launch import Launch, read_launch
 from catalogue.paste.serve_flags import ServeFlags, read_serve
 from catalogue.recipe import Recipe
-from catalogue.yaml_files import plain_scalar_safe
+from catalogue.yaml_files import dump_yaml
 
 HF_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 PER_NODE = ("nnodes", "node-rank", "master-addr", "headless")
@@ -137,29 +136,9 @@ def check(data: dict[str, Any], target: Path, checker: ArgvChecker) -> list[str]
     return [str(f) for f in findings]
 
 
-class _RecipeDumper(yaml.SafeDumper):
-    """Mappings as blocks, lists of plain values on one line (as the hand-written recipes are)."""
-
-
-def _list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
-    flow = all(not isinstance(v, (dict, list)) for v in value)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    """Quoted when PyYAML would leave it plain but the YAML 1.2 reader would read something else (`1e3`, `09`)."""
-    style = None if plain_scalar_safe(value) else "'"
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_RecipeDumper.add_representer(list, _list)
-_RecipeDumper.add_representer(str, _str)
-
-
 def render(data: dict[str, Any]) -> str:
     """recipe.yaml text: the schema line and a note, then the recipe in the schema's field order."""
-    body = yaml.dump(data, Dumper=_RecipeDumper, sort_keys=False, allow_unicode=True, width=110)
-    return HEADER + body
+    return HEADER + dump_yaml(data)
 
 
 def run_new(
