@@ -67,6 +67,13 @@ class Container(Strict):
     options: list[str] = Field(default_factory=list, description="Other `docker run` arguments, one shell word each.")
 
 
+class Consent(Strict):
+    """One thing the launch asks of the owner's machine (the run policy's consent class), and why."""
+
+    option: str = Field(min_length=1, description="The option as the policy names it, e.g. '--cap-add IPC_LOCK'.")
+    reason: str = Field(min_length=1, description="Why the recipe needs it (plain text; `code` in backticks).")
+
+
 class Serving(Strict):
     """The launch: image, environment and every `vllm serve` flag."""
 
@@ -76,6 +83,13 @@ class Serving(Strict):
     image_source: str | None = Field(None, description="How the image is obtained or built.")
     container: Container | None = Field(None, description="`docker run` options for the image.")
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables for the server.")
+    env_from_host: list[str] = Field(
+        default_factory=list,
+        description="Variables the server takes from the owner's environment, by name only (e.g. HF_TOKEN).",
+    )
+    consent: list[Consent] = Field(
+        default_factory=list, description="Options the run policy lets run only with the owner's consent, each with why."
+    )
     model_path: str | None = Field(None, description="Positional model argument when it differs from `model`.")
     flags: dict[str, FlagValue] = Field(default_factory=dict, description="`vllm serve` flags, names without dashes.")
     image_flags: dict[str, str] = Field(
@@ -92,6 +106,14 @@ class Serving(Strict):
         for name in self.env:
             if not ENV_NAME.match(name):
                 raise ValueError(f"environment variable name {name!r} is not valid")
+        for name in self.env_from_host:
+            if not ENV_NAME.match(name):
+                raise ValueError(f"env_from_host: variable name {name!r} is not valid")
+            if name in self.env:
+                raise ValueError(f"env_from_host: {name!r} is also written in env")
+        options = [" ".join(c.option.split()) for c in self.consent]
+        if len(set(options)) != len(options):
+            raise ValueError("consent names an option twice")
         for name in self.image_flags:
             if name not in self.flags:
                 raise ValueError(f"image_flags names {name!r}, which is not in flags")

@@ -1,7 +1,9 @@
 """`catalogue check-changes --base REF`: the pull-request check. Recipes changed since REF (git) are loaded and
 their flags checked against the newest committed vLLM snapshot (errors), and against every older committed
-release (a refusal there is a warning: the drift row will show it). No vLLM install is needed. One line per
-finding; on GitHub Actions also as annotations on the changed file and in the job summary. Exit 1 on any error."""
+release (a refusal there is a warning: the drift row will show it). The run policy applies as in `validate`: what
+it never allows (and a secret written down) is an error, each option that needs the owner's consent is a warning
+for the reviewer, notes are notices. No vLLM install is needed. One line per finding; on GitHub Actions also as
+annotations on the changed file and in the job summary. Exit 1 on any error."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from catalogue.flags.drift import drift_row, release_checkers
 from catalogue.flags.select import validate_entries
 from catalogue.flags.snapshot import SNAPSHOT_DIR
 from catalogue.loading import RECIPE_FILE, load_entry, recipe_folders
+from catalogue.policy import PolicyFinding, check_recipe_file, secret_findings
 
 EVERYTHING = ("snapshots/", "catalogue/", "schemas/")
 """Changes under these paths can change any recipe's verdict: check them all."""
@@ -51,6 +54,12 @@ def annotation(level: str, file: Path | str, message: str, line: int | None = No
     return f"::{level} {where}::{text}"
 
 
+def policy_annotation(finding: PolicyFinding) -> str:
+    """The finding as an annotation: error (never, undeclared consent), warning (consent, for review), notice."""
+    level = "error" if finding.is_error else "warning" if finding.cls == "consent" else "notice"
+    return annotation(level, finding.source, finding.line(), finding.lineno)
+
+
 def run_check_changes(roots: list[Path], base: str) -> int:
     """Check the changed recipes; report each finding once, as a line and (on Actions) an annotation."""
     on_actions = os.environ.get("GITHUB_ACTIONS") == "true"
@@ -65,6 +74,15 @@ def run_check_changes(roots: list[Path], base: str) -> int:
     errors = 0
     entries = []
     for recipe_id in ids:
+        path = folders[recipe_id] / RECIPE_FILE
+        secrets = secret_findings(path, path.read_text(encoding="utf-8")) if path.is_file() else []
+        for secret in secrets:
+            errors += 1
+            lines.append(str(secret))
+            if on_actions:
+                print(policy_annotation(secret))
+        if secrets:
+            continue
         try:
             entries.append(load_entry(folders[recipe_id]))
         except CatalogueError as exc:
@@ -72,6 +90,12 @@ def run_check_changes(roots: list[Path], base: str) -> int:
             lines.append(f"error: {exc}")
             if on_actions:
                 print(annotation("error", exc.path, f"{exc.field + ': ' if exc.field else ''}{exc.message}", exc.line))
+    for entry in entries:
+        for rule in check_recipe_file(entry.folder / RECIPE_FILE, entry.recipe.serving):
+            errors += rule.is_error
+            lines.append(str(rule))
+            if on_actions:
+                print(policy_annotation(rule))
     for findings in validate_entries(entries, checker).values():
         for finding in findings:
             if finding.level == "info":

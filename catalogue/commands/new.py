@@ -1,5 +1,10 @@
 """`catalogue new ID --from-command FILE|-`: read the launch -> read its flags with vLLM's parser data -> build the
-recipe -> check it as `validate` does -> write recipe.yaml (schema line, TODO markers for the prose)."""
+recipe -> check it as `validate` does -> write recipe.yaml (schema line, TODO markers for the prose).
+
+The run policy applies as in `validate`: a secret is never written (the variable goes to `serving.env_from_host`,
+and the value is masked in every line printed); each option that needs the owner's consent is declared with a TODO
+reason; what the catalogue never runs stays in the draft (publish: false), one line each saying what must change,
+and the exit code is 1."""
 
 from __future__ import annotations
 
@@ -11,14 +16,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from catalogue.atomic import write_text
-from catalogue.errors import CatalogueError, from_validation
+from catalogue.errors import CatalogueError, from_validation, yaml_line
 from catalogue.flags.checkers import ArgvChecker
 from catalogue.flags.select import image_checker, upstream_checker, validate_entries
 from catalogue.loading import RECIPE_FILE, RECIPE_ID, Entry, parse_recipe, recipe_folders
 from catalogue.paste.docker_run import DockerRun, DockerRunOptions
 from catalogue.paste.launch import Launch, read_launch
 from catalogue.paste.serve_flags import ServeFlags, read_serve
+from catalogue.policy import check_launch, check_recipe_file, walk_options
 from catalogue.recipe import Recipe
+from catalogue.secret_scan import is_literal, mask, redact, scan_text, value_is_secret
 from catalogue.yaml_files import dump_yaml
 
 HF_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
@@ -30,6 +37,66 @@ HEADER = """\
 # Written by `catalogue new` from a pasted launch command. Fill in every TODO, then set `publish: true`:
 # `catalogue validate` refuses a published recipe that still has one.
 """
+
+
+CONSENT_TODO = "TODO: why this recipe needs it (the owner must allow it to run the recipe)."
+
+
+def pasted_secrets(text: str, launch: Launch, serve: ServeFlags) -> list[str]:
+    """Every credential value in the paste: the detectors over its text, secret-named variables, a literal --api-key."""
+    values = [s.value for s in scan_text(text, "launch.sh")]
+    values += [v for k, v in launch.env.items() if value_is_secret(k, v)]
+    api_key = serve.flags.get("api-key")
+    if isinstance(api_key, str) and is_literal(api_key):
+        values.append(api_key)
+    return values
+
+
+def take_secrets(launch: Launch, serve: ServeFlags) -> tuple[list[str], list[tuple[str, str]]]:
+    """Move secrets out of the launch: (names for serving.env_from_host, (name, what was found) per secret)."""
+    names: list[str] = []
+    said: list[tuple[str, str]] = []
+    for key, value in list(launch.env.items()):
+        if value_is_secret(key, value):
+            del launch.env[key]
+            names.append(key)
+            said.append((key, f"{key}: a secret in the command ({mask(value)})"))
+    if launch.docker is not None:
+        kept: list[str] = []
+        walked = walk_options(launch.docker.options)
+        ends = [start for start, _, _ in walked[1:]] + [len(launch.docker.options)]
+        for (start, name, word), end in zip(walked, ends):
+            group = launch.docker.options[start:end]
+            if name == "env" and word and "=" not in word:
+                names.append(word)
+                said.append((word, f"-e {word}: passed from the host by name"))
+            else:
+                kept += group
+        launch.docker.options = kept
+    api_key = serve.flags.get("api-key")
+    if isinstance(api_key, str) and is_literal(api_key):
+        del serve.flags["api-key"]
+        names.append("VLLM_API_KEY")
+        said.append(("VLLM_API_KEY", f"--api-key: a secret in the command ({mask(api_key)}); vLLM reads VLLM_API_KEY"))
+    return list(dict.fromkeys(names)), said
+
+
+def consent_todo(data: dict[str, Any], label: str) -> None:
+    """Declare each option the policy lets run only with consent, with a TODO reason the person fills in."""
+    serving = data["serving"]
+    found = check_launch(
+        serving.get("container", {}).get("options", []),
+        serving.get("env", {}),
+        serving.get("flags", {}),
+        serving.get("image"),
+        None,
+        source=label,
+        env_from_host=serving.get("env_from_host", []),
+        model_path=serving.get("model_path"),
+    )
+    names = list(dict.fromkeys(f.option for f in found if f.cls == "consent"))
+    if names:
+        serving["consent"] = [{"option": name, "reason": CONSENT_TODO} for name in names]
 
 
 def read_source(source: str) -> tuple[str, str]:
@@ -63,7 +130,12 @@ def hardware_like(folders: dict[str, Path], platform: str) -> dict[str, Any]:
 
 
 def recipe_data(
-    launch: Launch, serve: ServeFlags, model: str | None, hardware: dict[str, Any], label: str
+    launch: Launch,
+    serve: ServeFlags,
+    model: str | None,
+    hardware: dict[str, Any],
+    label: str,
+    from_host: list[str] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The recipe as plain data, and notes for the person who pasted it."""
     notes = [*launch.notes, *serve.notes]
@@ -95,11 +167,14 @@ def recipe_data(
             serving["container"] = container
     if launch.env:
         serving["env"] = launch.env
+    if from_host:
+        serving["env_from_host"] = from_host
     if model_path:
         serving["model_path"] = model_path
     serving["flags"] = flags
     if serve.not_upstream and docker is not None:
         serving["image_flags"] = dict.fromkeys(serve.not_upstream, docker.image)
+    consent_todo({"serving": serving}, label)
     title = f"{model_id} on {hardware['name']}"
     data = {
         "title": title,
@@ -150,13 +225,34 @@ def run_new(
     platform: str = "dgx-spark",
     image: str | None = None,
 ) -> int:
-    """Write roots[0]/ID/recipe.yaml from a pasted launch command; nothing is written on any error."""
+    """Write roots[0]/ID/recipe.yaml from a pasted launch command; nothing is written on a bad paste. Exit 1 when
+    the draft holds what the run policy never allows (it is written, unpublished, with one line per item)."""
+    secrets: list[str] = []
+    try:
+        return _new(roots, recipe_id, source, snapshot, model, platform, image, secrets)
+    except CatalogueError as exc:
+        raise CatalogueError(
+            exc.path, redact(exc.message, secrets), redact(exc.field, secrets) if exc.field else None, exc.line
+        ) from None
+
+
+def _new(
+    roots: list[Path],
+    recipe_id: str,
+    source: str,
+    snapshot: Path | None,
+    model: str | None,
+    platform: str,
+    image: str | None,
+    secrets: list[str],
+) -> int:
     if not RECIPE_ID.match(recipe_id):
         raise CatalogueError(recipe_id, "recipe id must be lower-case letters, digits and '-'")
     folders = recipe_folders(roots)
     if recipe_id in folders:
         raise CatalogueError(folders[recipe_id] / RECIPE_FILE, "exists already")
     text, label = read_source(source)
+    secrets += [s.value for s in scan_text(text, "launch.sh")]
     launch = read_launch(text, label, DockerRunOptions.committed())
     if image is not None:
         if launch.docker is not None and launch.docker.image != image:
@@ -164,13 +260,32 @@ def run_new(
         launch.docker = launch.docker or DockerRun(image=image)
     checker = upstream_checker(snapshot)
     serve = read_flags(launch, checker, label)
-    data, notes = recipe_data(launch, serve, model, hardware_like(folders, platform), label)
+    secrets += pasted_secrets(text, launch, serve)
+    from_host, moved = take_secrets(launch, serve)
+    data, notes = recipe_data(launch, serve, model, hardware_like(folders, platform), label, from_host)
     target = roots[0] / recipe_id / RECIPE_FILE
     findings = check(data, target, checker)
-    write_text(target, render(data))
+    body = render(data)
+    leaked = [value for value in secrets if value and value in body]
+    if leaked:
+        raise CatalogueError(label, f"a secret ({mask(leaked[0])}) would be written to the recipe: nothing written")
+    policy = check_recipe_file(target, Recipe.model_validate(data).serving, body)
+    write_text(target, body)
     for note in notes:
-        print(f"note: {note}")
+        print(redact(f"note: {note}", secrets))
     for finding in findings:
-        print(finding)
+        print(redact(str(finding), secrets))
+    for name, said in moved:
+        line = yaml_line(body, ("serving", "env_from_host", from_host.index(name)))
+        how = "not written: the draft names it in serving.env_from_host; the runner passes it by name"
+        print(redact(f"{target}:{line}: never: {said} ({how})", secrets))
+    for item in policy:
+        print(redact(str(item), secrets), file=sys.stderr if item.is_error else sys.stdout)
+    refused = [f for f in policy if f.is_error]
+    consent = [f for f in policy if f.cls == "consent"]
     print(f"wrote {target}: {len(serve.flags)} flag(s) read with {checker.source}; fill in its TODOs")
-    return 0
+    if consent:
+        print(f"{len(consent)} option(s) need the owner's consent: give each a reason in serving.consent")
+    if refused:
+        print(f"{len(refused)} item(s) the catalogue never runs: change them before the recipe can be published")
+    return 1 if refused else 0

@@ -1,0 +1,120 @@
+"""Credentials in recipe text: the detect-secrets plugins (a maintained detector) plus the keyword cases
+`*_TOKEN`, `*_KEY`, `*_SECRET`, `*_PASSWORD` and `--api-key` with a literal value. Values are only ever
+shown masked."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.plugins.base import BasePlugin
+from detect_secrets.settings import default_settings
+
+SKIPPED_PLUGINS = ("IPPublicDetector",)
+"""An address is not a credential (and it flags `0.0.0.0`)."""
+SECRET_NAME = re.compile(r"(?:^|[_-])(TOKEN|KEY|SECRET|PASSWORD|PASSWD|APIKEY)$", re.IGNORECASE)
+NOT_A_VALUE = re.compile(r"^(|[01]|true|false|yes|no|on|off|none|null|TODO.*|\$.*|<.*>|\*+|x+|\.\.\.)$", re.IGNORECASE)
+"""Values that are no credential: switches, references to a variable ($HF_TOKEN), placeholders."""
+KEYWORD_LINE = re.compile(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>[^\s'\",\]}#]+)"
+    r"|--api-key[= ]\s*['\"]?(?P<flag>[^\s'\",\]}#]+)"
+)
+TOKEN_CHARS = re.compile(r"[^\s'\",\[\]{}=:]+")
+
+
+@dataclass(frozen=True)
+class Secret:
+    """One credential found: where, which detector, the value masked."""
+
+    line: int
+    kind: str
+    masked: str
+    value: str
+    """The value itself: compare with it, never print it."""
+
+
+def mask(value: str) -> str:
+    """The first three characters of a long value, then stars; a short value all stars."""
+    return (value[:3] if len(value) >= 12 else "") + "*" * 8
+
+
+def is_secret_name(name: str) -> bool:
+    """`HF_TOKEN`, `OPENAI_API_KEY`, `AWS_SECRET`, `api-key`: a name whose value is a credential."""
+    return bool(SECRET_NAME.search(name))
+
+
+def is_literal(value: str) -> bool:
+    """A value written out (not empty, a switch, a `$VAR` reference or a placeholder)."""
+    return not NOT_A_VALUE.match(value.strip())
+
+
+@lru_cache(maxsize=1)
+def plugins() -> tuple[BasePlugin, ...]:
+    """Every detect-secrets plugin with its default settings, but the skipped ones."""
+    with default_settings():
+        mapping: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
+        return tuple(cls() for cls in mapping.values() if cls.__name__ not in SKIPPED_PLUGINS)
+
+
+def _word_at(line: str, part: str) -> str:
+    """The whole word of `line` that holds `part` (a plugin may report only part of a token)."""
+    start = line.find(part)
+    if start < 0:
+        return part
+    for match in TOKEN_CHARS.finditer(line):
+        if match.start() <= start < match.end():
+            return match.group(0)
+    return part
+
+
+def plugin_hits(line: str, number: int = 1, filename: str = "recipe.yaml") -> list[Secret]:
+    """What the detect-secrets plugins find in one line."""
+    out = []
+    with default_settings():
+        for plugin in plugins():
+            for found in plugin.analyze_line(filename=filename, line=line, line_number=number):
+                value = _word_at(line, found.secret_value or "")
+                if value and is_literal(value):
+                    out.append(Secret(number, found.type, mask(value), value))
+    return out
+
+
+def keyword_hits(line: str, number: int = 1) -> list[Secret]:
+    """`NAME_TOKEN: value`, `NAME_KEY=value`, `api-key: value`, `--api-key value` with a literal value."""
+    out = []
+    for match in KEYWORD_LINE.finditer(line):
+        name = match.group("name") or "--api-key"
+        value = match.group("value") or match.group("flag") or ""
+        if (match.group("flag") or is_secret_name(name)) and is_literal(value):
+            out.append(Secret(number, f"keyword {name}", mask(value), value))
+    return out
+
+
+def scan_text(text: str, filename: str = "recipe.yaml") -> list[Secret]:
+    """Every credential in a text, one per line at most, with its 1-based line."""
+    found: list[Secret] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("#") and "yaml-language-server" in line:
+            continue
+        hits = keyword_hits(line, number) or plugin_hits(line, number, filename)
+        if hits:
+            found.append(hits[0])
+    return found
+
+
+def value_is_secret(name: str, value: str) -> bool:
+    """A variable or flag value that is a credential: by its name, or by a detector."""
+    if not is_literal(value):
+        return False
+    return is_secret_name(name) or bool(plugin_hits(value)) or bool(plugin_hits(f"{name}={value}"))
+
+
+def redact(text: str, values: list[str]) -> str:
+    """The text with every listed value masked."""
+    for value in sorted(set(values), key=len, reverse=True):
+        if value:
+            text = text.replace(value, mask(value))
+    return text
