@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import BasePlugin
+from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 from detect_secrets.settings import default_settings
 
 SKIPPED_PLUGINS = ("IPPublicDetector",)
@@ -19,10 +19,17 @@ SECRET_NAME = re.compile(r"(?:^|[_-])(TOKEN|KEY|SECRET|PASSWORD|PASSWD|APIKEY)$"
 NOT_A_VALUE = re.compile(r"^(|[01]|true|false|yes|no|on|off|none|null|TODO.*|\$.*|<.*>|\*+|x+|\.\.\.)$", re.IGNORECASE)
 """Values that are no credential: switches, references to a variable ($HF_TOKEN), placeholders."""
 KEYWORD_LINE = re.compile(
-    r"(?P<name>[A-Za-z_][A-Za-z0-9_-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>[^\s'\",\]}#]+)"
-    r"|--api-key[= ]\s*['\"]?(?P<flag>[^\s'\",\]}#]+)"
+    r"--api-key[=\s,]\s*['\"]?(?P<flag>[^\s'\",\]}#]+)"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>[^[\s'\",\]}#]+)"
 )
 TOKEN_CHARS = re.compile(r"[^\s'\",\[\]{}=:]+")
+
+
+class HuggingFaceTokenDetector(RegexBasedDetector):
+    """Hugging Face access tokens (`hf_` and letters/digits), which detect-secrets 1.5 has no plugin for."""
+
+    secret_type = "Hugging Face Token"
+    denylist = (re.compile(r"\bhf_[A-Za-z0-9]{16,}\b"),)
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,8 @@ def plugins() -> tuple[BasePlugin, ...]:
     """Every detect-secrets plugin with its default settings, but the skipped ones."""
     with default_settings():
         mapping: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
-        return tuple(cls() for cls in mapping.values() if cls.__name__ not in SKIPPED_PLUGINS)
+        found = [cls() for cls in mapping.values() if cls.__name__ not in SKIPPED_PLUGINS]
+        return (*found, HuggingFaceTokenDetector())
 
 
 def _word_at(line: str, part: str) -> str:

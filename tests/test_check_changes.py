@@ -114,3 +114,45 @@ def test_a_kv_cache_dtype_no_release_knows_is_an_error(tmp_path):
         "recipes/gptoss-120b-community-131k/recipe.yaml: error: --kv-cache-dtype: 'fp9' is not a registered value "
         "(did you mean 'fp8'?) [vLLM 0.33.0]" in done.stdout.splitlines()
     ), done.stdout
+
+
+def test_consent_is_a_warning_for_review_and_never_an_error(tmp_path):
+    declared = (
+        "    options: [-d, --restart, unless-stopped, --runtime, nvidia, --gpus, all, --ipc, host, --shm-size, 64g, "
+        '-p, "8000:8000", --cap-add, IPC_LOCK]\n'
+        "  consent:\n  - option: --cap-add IPC_LOCK\n    reason: RDMA pins memory\n"
+    )
+    work = clone_with_change(
+        tmp_path,
+        {
+            "gptoss-120b": (
+                "    options: [-d, --restart, unless-stopped, --runtime, nvidia, --gpus, all, --ipc, host, --shm-size, "
+                '64g, -p, "8000:8000"]\n',
+                declared,
+            ),
+            "gptoss-120b-ngc-2509": ("--gpus, all,", "--gpus, all, -v, '/:/host',"),
+        },
+    )
+    done = check(work)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    warned = [line for line in lines if line.startswith("::warning file=recipes/gptoss-120b/recipe.yaml,line=")]
+    assert any("consent: --cap-add IPC_LOCK: " in line for line in warned), done.stdout
+    assert any(
+        line.startswith("::error file=recipes/gptoss-120b-ngc-2509/recipe.yaml,line=") and "never: --volume /: " in line
+        for line in lines
+    ), done.stdout
+    assert lines[-1] == "2 recipe(s) checked: 1 error(s)"
+
+
+def test_a_secret_in_a_changed_recipe_is_an_error_with_the_value_masked(tmp_path):
+    work = clone_with_change(
+        tmp_path, {"gptoss-120b": ("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8", "HF_TOKEN: hf_SeCrEtToKeN1234567890\n    X")}
+    )
+    done = check(work)
+    assert done.returncode == 1
+    assert "SeCrEt" not in done.stdout + done.stderr + (work / "summary.md").read_text()
+    assert any(
+        line.startswith("::error file=recipes/gptoss-120b/recipe.yaml,line=29::never: secret: ")
+        for line in done.stdout.splitlines()
+    ), done.stdout

@@ -12,8 +12,9 @@ import yaml
 
 from catalogue.cli import main
 from catalogue.flags.select import upstream_checker
-from catalogue.launch import flags_argv, launch_argv, shell_command
+from catalogue.launch import flags_argv, shell_command
 from catalogue.loading import load_catalogue, load_entry, parse_recipe
+from catalogue.topology import launch_argv
 
 REPO = Path(__file__).resolve().parents[1]
 COMMANDS = REPO / "tests" / "data" / "commands"
@@ -158,3 +159,61 @@ def test_the_command_can_come_on_standard_input(catalogue_copy, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO((COMMANDS / "seed-004.sh").read_text()))
     assert new(catalogue_copy, "pasted", Path("-"), "--image", "vllm-node-mxfp4", "--snapshot", str(SNAPSHOT)) == 0
     assert serving(catalogue_copy, "pasted")["flags"]["max-model-len"] == 131072
+
+
+ISSUE_18 = """\
+docker run -d --privileged --pid host -v /:/host -v /var/run/docker.sock:/var/run/docker.sock \\
+  -e HF_TOKEN=hf_SeCrEtToKeN1234567890 -e LD_PRELOAD=/host/tmp/evil.so --gpus all --ipc host \\
+  vllm/vllm-openai:latest vllm serve openai/gpt-oss-20b --trust-remote-code --port 8000
+"""
+
+
+def test_the_paste_of_issue_18_is_flagged_line_by_line_and_its_token_never_written(catalogue_copy, tmp_path, capsys):
+    pasted = tmp_path / "launch.sh"
+    pasted.write_text(ISSUE_18)
+    assert new(catalogue_copy, "pasted", pasted, "--snapshot", str(SNAPSHOT)) == 1
+    out = capsys.readouterr()
+    path = catalogue_copy / "pasted" / "recipe.yaml"
+    text = path.read_text()
+    assert "SeCrEt" not in out.out + out.err and "SeCrEt" not in text
+    data = yaml.safe_load(text)
+    assert data["publish"] is False
+    assert data["serving"]["env_from_host"] == ["HF_TOKEN"] and "HF_TOKEN" not in data["serving"]["env"]
+    assert [c["option"] for c in data["serving"]["consent"]] == ["--privileged", "--pid host"]
+    assert all(c["reason"].startswith("TODO") for c in data["serving"]["consent"])
+    errors = out.err.strip().splitlines()
+    assert [line.split(": ", 3)[1:3] for line in errors] == [
+        ["never", "--volume /"],
+        ["never", "--volume /var/run/docker.sock"],
+        ["never", "LD_PRELOAD"],
+    ], errors
+    assert all(line.startswith(f"{path}:") for line in errors)
+    said = out.out.splitlines()
+    assert any(
+        line.startswith(f"{path}:") and ": never: HF_TOKEN: a secret in the command (hf_********)" in line
+        for line in said
+    ), said
+    for name in ("--privileged", "--pid host"):
+        assert any(f": consent: {name}: " in line for line in said), name
+    for note in ("--trust-remote-code", "image vllm/vllm-openai:latest"):
+        assert any(f": note: {note}: " in line for line in said), note
+    # validate refuses the draft until the never items are gone, and publishing until the reasons are given
+    capsys.readouterr()
+    assert main(["--root", str(catalogue_copy), "validate", "pasted", "--no-flags"]) == 1
+    assert len(capsys.readouterr().err.strip().splitlines()) == 3
+
+
+def test_a_clean_paste_with_a_token_and_an_api_key_writes_references(catalogue_copy, tmp_path, capsys):
+    pasted = tmp_path / "launch.sh"
+    pasted.write_text(
+        "docker run --gpus all -e HF_TOKEN -e OPENAI_API_KEY=sk-proj-0123456789abcdef vllm/vllm-openai:v0.11.0 "
+        "vllm serve openai/gpt-oss-20b --api-key local-key-0123456789\n"
+    )
+    assert new(catalogue_copy, "pasted", pasted, "--snapshot", str(SNAPSHOT)) == 0
+    out = capsys.readouterr()
+    text = (catalogue_copy / "pasted" / "recipe.yaml").read_text()
+    for secret in ("sk-proj-0123456789abcdef", "local-key-0123456789"):
+        assert secret not in out.out + out.err + text
+    serving = yaml.safe_load(text)["serving"]
+    assert serving["env_from_host"] == ["OPENAI_API_KEY", "HF_TOKEN", "VLLM_API_KEY"]
+    assert "api-key" not in serving["flags"] and serving["container"]["options"] == ["--gpus", "all"]
