@@ -178,16 +178,18 @@ def snapshots(session: nox.Session) -> None:
     session.run("python", "tools/release_snapshot.py", *session.posargs)
 
 
-LINT = ["ruff==0.17.6", "mypy==2.4.1", "types-PyYAML"]
+LINT = ["ruff==0.17.6", "mypy==2.4.1", "types-PyYAML", "zizmor==1.32.0"]
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff (rules and formatting) over the tree, mypy over the domain package; CI runs it."""
+    """ruff (rules and formatting) over the tree, mypy over the domain package, zizmor (GitHub Actions security
+    analysis) over the workflows; CI runs it."""
     session.install(*LINT, "-e", ".[site]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+    session.run("zizmor", "--offline", ".github/workflows/")
 
 
 ZENSICAL = "zensical==0.0.73"
