@@ -88,7 +88,7 @@ class Serving(Strict):
         description="Variables the server takes from the owner's environment, by name only (e.g. HF_TOKEN).",
     )
     consent: list[Consent] = Field(
-        default_factory=list, description="Options the run policy lets run only with the owner's consent, each with why."
+        default_factory=list, description="Options the run policy runs only with the owner's consent, each with why."
     )
     model_path: str | None = Field(None, description="Positional model argument when it differs from `model`.")
     flags: dict[str, FlagValue] = Field(default_factory=dict, description="`vllm serve` flags, names without dashes.")

@@ -12,9 +12,8 @@ import yaml
 
 from catalogue.cli import main
 from catalogue.flags.select import upstream_checker
-from catalogue.launch import flags_argv, shell_command
+from catalogue.launch import flags_argv, launch_argv, shell_command
 from catalogue.loading import load_catalogue, load_entry, parse_recipe
-from catalogue.topology import launch_argv
 
 REPO = Path(__file__).resolve().parents[1]
 COMMANDS = REPO / "tests" / "data" / "commands"

@@ -287,3 +287,24 @@ def test_seed_recipes_pass_with_notes_only(capsys):
     out = capsys.readouterr()
     assert out.err == ""
     assert "note: --host 0.0.0.0: serves anyone on the network" in out.out
+
+
+def test_the_page_shows_what_the_recipe_asks_escaped(recipe_copy):
+    from catalogue.loading import load_catalogue
+    from catalogue.site.pages import build_pages
+
+    root, folder = recipe_copy()
+    options("--cap-add", "IPC_LOCK")(folder)
+    serving(
+        lambda s: s.update(
+            consent=[{"option": "--cap-add IPC_LOCK", "reason": "RDMA <script>alert(1)</script> pins `memlock`"}],
+            env_from_host=["HF_TOKEN"],
+        )
+    )(folder)
+    page = build_pages(load_catalogue([root]))["recipes/gptoss-120b.md"].markdown()
+    box = page.split('<div class="admonition warning rc-asks">', 1)[1].split("</div>", 1)[0]
+    assert "<li><code>--cap-add IPC_LOCK</code>: adds a kernel capability beyond docker&#39;s default set." in box
+    assert "RDMA &lt;script&gt;alert(1)&lt;/script&gt; pins <code>memlock</code>" in box and "<script>" not in box
+    assert "--allow NAME" in box and "<code>HF_TOKEN</code>" in box
+    assert "<code>--host 0.0.0.0</code>: serves anyone on the network" in box
+    assert "<code>-d</code>, <code>--restart</code>" in box

@@ -137,6 +137,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         roof=view.roofline(entry),
         launch=view.launch_blocks(recipe),
         bench=view.bench_text(recipe, first_level),
+        asks=view.machine_asks(recipe),
         validation=validation,
         provenance=view.provenance_line,
         methodology_url=link(path, METHODOLOGY),
