@@ -80,13 +80,17 @@ def _word_at(line: str, part: str) -> str:
 
 def plugin_hits(line: str, number: int = 1, filename: str = "recipe.yaml") -> list[Secret]:
     """What the detect-secrets plugins find in one line."""
-    out = []
     with default_settings():
-        for plugin in plugins():
-            for found in plugin.analyze_line(filename=filename, line=line, line_number=number):
-                value = _word_at(line, found.secret_value or "")
-                if value and is_literal(value):
-                    out.append(Secret(number, found.type, mask(value), value))
+        return _plugin_hits(line, number, filename)
+
+
+def _plugin_hits(line: str, number: int, filename: str) -> list[Secret]:
+    out = []
+    for plugin in plugins():
+        for found in plugin.analyze_line(filename=filename, line=line, line_number=number):
+            value = _word_at(line, found.secret_value or "")
+            if value and is_literal(value):
+                out.append(Secret(number, found.type, mask(value), value))
     return out
 
 
@@ -104,12 +108,13 @@ def keyword_hits(line: str, number: int = 1) -> list[Secret]:
 def scan_text(text: str, filename: str = "recipe.yaml") -> list[Secret]:
     """Every credential in a text, one per line at most, with its 1-based line."""
     found: list[Secret] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith("#") and "yaml-language-server" in line:
-            continue
-        hits = keyword_hits(line, number) or plugin_hits(line, number, filename)
-        if hits:
-            found.append(hits[0])
+    with default_settings():
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.lstrip().startswith("#") and "yaml-language-server" in line:
+                continue
+            hits = keyword_hits(line, number) or _plugin_hits(line, number, filename)
+            if hits:
+                found.append(hits[0])
     return found
 
 
