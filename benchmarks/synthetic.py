@@ -10,7 +10,8 @@ from catalogue.yaml_files import dump_yaml, parse_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = [f"org{i}/model-{i}b" for i in range(12)]
-PLATFORMS = ["dgx-spark", "rtx-5090", "h100", "mi300x", "m3-ultra"]
+PLATFORMS = ["dgx-spark", "cpu"]
+"""Platforms with a profile in platforms/ (an unknown platform is a load error)."""
 STATUSES = ["production", "experimental", "community"]
 
 

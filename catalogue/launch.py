@@ -1,4 +1,6 @@
-"""Render a recipe's launch as argv and as a shell command (every word quoted with shlex)."""
+"""Flags as argv words, shell text (every word quoted with shlex), and the `vllm bench serve` argv of a level.
+
+The server's launch itself is rendered in one place: catalogue.topology (ServerLaunch.argv)."""
 
 from __future__ import annotations
 
@@ -25,34 +27,6 @@ def flags_argv(flags: dict[str, Any]) -> list[str]:
     return [word for name, value in flags.items() for word in flag_words(name, value)]
 
 
-def serve_argv(recipe: Recipe) -> list[str]:
-    """`vllm serve <model> --flag value ...`."""
-    return ["vllm", "serve", recipe.model_arg, *flags_argv(recipe.serving.flags)]
-
-
-def docker_argv(recipe: Recipe) -> list[str]:
-    """`docker run ... <image> vllm serve ...`; only for recipes with an image."""
-    serving = recipe.serving
-    if serving.image is None:
-        raise ValueError("recipe has no image")
-    argv = ["docker", "run"]
-    if serving.container is not None:
-        if serving.container.name:
-            argv += ["--name", serving.container.name]
-        argv += serving.container.options
-    for key, value in serving.env.items():
-        argv += ["-e", f"{key}={value}"]
-    return [*argv, serving.image, *serve_argv(recipe)]
-
-
-def launch_argv(recipe: Recipe) -> list[str]:
-    """The full launch: docker when the recipe has an image, else `env K=V vllm serve`."""
-    if recipe.serving.image is not None:
-        return docker_argv(recipe)
-    env = [f"{k}={v}" for k, v in recipe.serving.env.items()]
-    return (["env", *env] if env else []) + serve_argv(recipe)
-
-
 def shell_command(argv: list[str]) -> str:
     """A multi-line shell command: a line per option; splitting back gives `argv` exactly."""
     lines: list[list[str]] = [[]]
@@ -60,7 +34,14 @@ def shell_command(argv: list[str]) -> str:
         if word.startswith("-") and lines[-1]:
             lines.append([])
         lines[-1].append(word)
-    return " \\\n  ".join(shlex.join(line) for line in lines)
+    return " \\\n  ".join(" ".join(quote(word) for word in line) for line in lines)
+
+
+def quote(word: str) -> str:
+    """shlex.quote, except that a leading `~/` stays bare so the shell puts the reader's home there."""
+    if word.startswith("~/") and len(word) > 2:
+        return "~/" + shlex.quote(word[2:])
+    return shlex.quote(word)
 
 
 def split_command(text: str) -> list[str]:

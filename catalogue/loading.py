@@ -11,8 +11,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from catalogue.benchmark import BenchmarkRun, LevelResult
-from catalogue.errors import CatalogueError, from_validation
+from catalogue.errors import CatalogueError, from_validation, yaml_line
 from catalogue.metrics import metric_value
+from catalogue.platform import Platform, UnknownPlatform, load_platform
 from catalogue.recipe import Comparison, Recipe
 from catalogue.yaml_files import parse_yaml
 
@@ -29,6 +30,8 @@ class Entry:
     folder: Path
     recipe: Recipe
     runs: list[BenchmarkRun] = field(default_factory=list)
+    platform: Platform | None = None
+    """The profile of `hardware.platform` (platforms/<name>.yaml)."""
 
     @property
     def verified(self) -> dt.date | None:
@@ -88,6 +91,18 @@ def parse_run(path: Path) -> BenchmarkRun:
     return run
 
 
+def recipe_platform(path: Path, recipe: Recipe) -> Platform:
+    """The recipe's platform profile; an unknown platform is an error on its `hardware.platform` line."""
+    try:
+        return load_platform(recipe.hardware.platform)
+    except UnknownPlatform as exc:
+        try:
+            line = yaml_line(path.read_text(encoding="utf-8"), ("hardware", "platform"))
+        except OSError:
+            line = None
+        raise CatalogueError(path, str(exc), "hardware.platform", line) from None
+
+
 def check_entry(entry: Entry) -> None:
     """Cross-file checks: every comparison has our figure at its concurrency."""
     for i, comparison in enumerate(entry.recipe.comparisons):
@@ -105,8 +120,9 @@ def load_entry(folder: Path) -> Entry:
     if not RECIPE_ID.match(recipe_id):
         raise CatalogueError(folder, "recipe id (the folder name) must be lower-case letters, digits and '-'")
     recipe = parse_recipe(folder / RECIPE_FILE)
+    platform = recipe_platform(folder / RECIPE_FILE, recipe)
     runs = [parse_run(p) for p in sorted((folder / RUNS_DIR).glob("*.json"))]
-    entry = Entry(recipe_id, folder, recipe, sorted(runs, key=_run_order))
+    entry = Entry(recipe_id, folder, recipe, sorted(runs, key=_run_order), platform)
     check_entry(entry)
     return entry
 

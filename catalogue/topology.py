@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from catalogue.launch import flags_argv
+from catalogue.platform import NodeNet, Platform, ProfilePart, profile_part, without_dropped
 from catalogue.recipe import ClusterTopology, Recipe, ReplicasTopology
 
 DEFAULT_PORT = 8000
@@ -28,6 +29,21 @@ class Node:
 
     name: str
     address: str
+    interface: str | None = None
+    """The network interface of the fast link (NCCL, gloo), from the hosts file."""
+    hca: str | None = None
+    """The RDMA device of that link (NCCL_IB_HCA), from the hosts file; RDMA is used when every node names one."""
+    hf_home: str | None = None
+    """The Hugging Face cache folder on this host, when it differs from the profile's default."""
+
+    @property
+    def net(self) -> NodeNet:
+        return NodeNet(self.address, self.interface, self.hca, self.hf_home)
+
+    @property
+    def slug(self) -> str:
+        """The name as one word, for placeholders: `worker-1`."""
+        return self.name.replace(" ", "-")
 
 
 @dataclass(frozen=True)
@@ -47,23 +63,37 @@ class ServerLaunch:
     env: dict[str, str] = field(default_factory=dict)
     exec_serve: list[str] | None = None
     """With Ray: `vllm serve ...`, run with `docker exec` in this node's container once every node joined."""
+    profile: ProfilePart | None = None
+    """What the platform profile adds (options, env) and which recipe options it makes moot."""
 
     @property
     def base_url(self) -> str | None:
         return None if self.port is None else f"http://{self.node.address}:{self.port}"
 
+    @property
+    def all_options(self) -> list[str]:
+        """The recipe's options (less those the profile makes moot), then the profile's."""
+        if self.profile is None:
+            return list(self.options)
+        return [*without_dropped(self.options, self.profile), *self.profile.options]
+
+    @property
+    def all_env(self) -> dict[str, str]:
+        """The recipe's environment, then the profile's."""
+        return {**self.env, **(self.profile.env if self.profile else {})}
+
     def docker_argv(self, options: list[str] | None = None) -> list[str]:
-        """`docker run [options] [-e K=V] image <serve>`; `options` replaces the recipe's."""
+        """`docker run [options] [-e K=V] image <serve>`; `options` replaces the recipe's and the profile's."""
         if self.image is None:
             raise ValueError("this server has no image")
-        env = [w for key, value in self.env.items() for w in ("-e", f"{key}={value}")]
-        return ["docker", "run", *(self.options if options is None else options), *env, self.image, *self.serve]
+        env = [w for key, value in self.all_env.items() for w in ("-e", f"{key}={value}")]
+        return ["docker", "run", *(self.all_options if options is None else options), *env, self.image, *self.serve]
 
     def argv(self) -> list[str]:
         """The full launch as a person runs it: docker when there is an image, else `env K=V <serve>`."""
         if self.image is not None:
             return self.docker_argv()
-        env = [f"{k}={v}" for k, v in self.env.items()]
+        env = [f"{k}={v}" for k, v in self.all_env.items()]
         return (["env", *env] if env else []) + self.serve
 
 
@@ -115,6 +145,15 @@ def placeholder_nodes(recipe: Recipe) -> list[Node]:
     return [Node("server", "127.0.0.1")]
 
 
+def launch_argv(recipe: Recipe, platform: Platform | None = None) -> list[str]:
+    """The first server's `vllm serve` launch on the page's placeholder nodes (a solo recipe's one command);
+    with Ray, the head's container running `vllm serve` in place of `ray start`."""
+    head = layout(recipe, placeholder_nodes(recipe), platform=platform).servers[0]
+    if head.exec_serve is None:
+        return head.argv()
+    return replace(head, serve=head.exec_serve).argv()
+
+
 def node_count(recipe: Recipe) -> int:
     """Machines the set-up uses: 1 (solo), the cluster's nodes, or one per replica."""
     topology = recipe.topology
@@ -125,11 +164,46 @@ def node_count(recipe: Recipe) -> int:
     return 1
 
 
-def layout(recipe: Recipe, nodes: list[Node], flags: dict[str, Any] | None = None) -> Layout:
+def layout(
+    recipe: Recipe, nodes: list[Node], flags: dict[str, Any] | None = None, platform: Platform | None = None
+) -> Layout:
     """Lay the recipe out on `nodes` (one per cluster node or replica; extra replicas wrap round).
 
     `flags` replaces the recipe's `vllm serve` flags (the runner pins a port, say); the order is kept.
+    `platform` adds its profile to every server: options and env the recipe does not set, and on a
+    multi-node cluster each node's network environment.
     """
+    lay = _layout(recipe, nodes, flags)
+    if platform is None:
+        return lay
+    cluster = lay.kind == "cluster"
+    rdma = cluster and all(s.node.hca for s in lay.servers)
+    servers = [
+        replace(s, profile=_profile(platform, s, cluster=cluster, rdma=rdma, image=s.image is not None))
+        for s in lay.servers
+    ]
+    return replace(lay, servers=servers)
+
+
+def _profile(platform: Platform, server: ServerLaunch, *, cluster: bool, rdma: bool, image: bool) -> ProfilePart:
+    node = server.node
+    part = profile_part(
+        platform,
+        server.options if image else [],
+        server.env,
+        node=node.net if cluster else None,
+        role=node.slug,
+        rdma=rdma,
+        hf_folder=node.hf_home,
+    )
+    if image:
+        return part
+    # A local process takes no docker options, nor the container's cache folder: only the network environment.
+    network = {k: v for k, v in part.env.items() if k != "HF_HOME"}
+    return ProfilePart(part.platform, [], network if cluster else {}, [], part.per_node)
+
+
+def _layout(recipe: Recipe, nodes: list[Node], flags: dict[str, Any] | None) -> Layout:
     flags = dict(recipe.serving.flags if flags is None else flags)
     serving = recipe.serving
     options = list(serving.container.options) if serving.container else []
@@ -165,7 +239,6 @@ def _cluster(
                 base,
                 role="head (Ray head)",
                 node=head,
-                env={**base.env, "VLLM_HOST_IP": head.address},
                 serve=["ray", "start", "--head", "--port", str(RAY_PORT), "--node-ip-address", head.address, "--block"],
                 exec_serve=_serve(recipe, flags),
             )
@@ -176,7 +249,6 @@ def _cluster(
                 role=f"worker {i} (Ray worker)",
                 node=node,
                 port=None,
-                env={**base.env, "VLLM_HOST_IP": node.address},
                 serve=[
                     "ray",
                     "start",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from catalogue.launch import flag_words, launch_argv, serve_argv, shell_command, split_command
+from catalogue.launch import flag_words, shell_command, split_command
+from catalogue.topology import launch_argv, layout, placeholder_nodes
 
 
 def test_flag_words():
@@ -16,15 +17,25 @@ def test_flag_words():
 
 def test_every_seed_command_round_trips(entries):
     for entry in entries.values():
-        argv = launch_argv(entry.recipe)
-        assert split_command(shell_command(argv)) == argv
+        for platform in (None, entry.platform):
+            argv = launch_argv(entry.recipe, platform)
+            assert split_command(shell_command(argv)) == argv
 
 
-def test_bash_sees_the_same_words(entries):
-    argv = launch_argv(entries["gptoss-120b"].recipe)
+def test_bash_sees_the_same_words_and_puts_the_home_folder_in_the_cache_mount(entries):
+    entry = entries["gptoss-120b"]
+    argv = launch_argv(entry.recipe, entry.platform)
     script = shell_command(argv).replace("docker run", "printf '%s\\n' docker run", 1)
-    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout
-    assert out.splitlines() == argv
+    out = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True, env={"HOME": "/home/me"}
+    ).stdout
+    cache = "~/.cache/huggingface:/root/.cache/huggingface"
+    assert cache in argv and out.splitlines() == [w.replace("~/", "/home/me/") for w in argv]
+
+
+def test_a_word_starting_with_a_tilde_keeps_the_rest_quoted():
+    text = shell_command(["docker", "run", "-v", "~/x y;$(id):/m"])
+    assert text.endswith("~/'x y;$(id):/m'") and split_command(text) == ["docker", "run", "-v", "~/x y;$(id):/m"]
 
 
 def test_docker_form_has_env_image_and_options(entries):
@@ -40,5 +51,5 @@ def test_docker_form_has_env_image_and_options(entries):
 def test_hostile_values_stay_single_words(entries):
     recipe = entries["gptoss-120b"].recipe.model_copy(deep=True)
     recipe.serving.flags["served-model-name"] = "x; rm -rf / $(id) `id` 'q'"
-    argv = serve_argv(recipe)
+    argv = layout(recipe, placeholder_nodes(recipe)).servers[0].serve
     assert split_command(shell_command(argv)) == argv

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.launch import launch_argv, split_command
+from catalogue.launch import split_command
+from catalogue.topology import launch_argv
 from tests.site_support import Served, mkdocs_build
 
 pytestmark = pytest.mark.browser
@@ -150,7 +151,7 @@ def test_copy_button_copies_the_exact_launch_command(open_page, entries):
     block.hover()
     block.locator("button.md-code__button, button.md-clipboard").first.click()
     copied = page.evaluate("navigator.clipboard.readText()")
-    assert split_command(copied) == launch_argv(entries["gptoss-120b"].recipe)
+    assert split_command(copied) == launch_argv(entries["gptoss-120b"].recipe, entries["gptoss-120b"].platform)
 
 
 def _luminance(rgb: str) -> float:

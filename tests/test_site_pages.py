@@ -13,11 +13,12 @@ import yaml
 
 from catalogue.flags.drift import DriftCell
 from catalogue.flags.validate import Finding
-from catalogue.launch import launch_argv, split_command
+from catalogue.launch import split_command
 from catalogue.loading import load_catalogue
 from catalogue.site.pages import build_pages, render_recipe
 from catalogue.site.templating import fmt_num
 from catalogue.site.view import Validation
+from catalogue.topology import launch_argv
 
 GOLDEN = Path(__file__).parent / "golden"
 FIXED = Validation(
@@ -96,7 +97,7 @@ def test_launch_block_parses_back_to_the_recipe(entries):
     assert len(solo) >= 3
     for entry in solo:
         blocks = launch_section_blocks(render_recipe(entry).markdown())
-        assert len(blocks) == 1 and split_command(blocks[0]) == launch_argv(entry.recipe)
+        assert len(blocks) == 1 and split_command(blocks[0]) == launch_argv(entry.recipe, entry.platform)
 
 
 def test_cluster_page_shows_one_command_per_node(entries):

@@ -13,6 +13,7 @@ from catalogue.flags.validate import Finding
 from catalogue.launch import bench_argv, shell_command
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, metric_value, peak_withheld
+from catalogue.platform import Platform, ProfilePart
 from catalogue.recipe import ClusterTopology, Comparison, Recipe, ReplicasTopology
 from catalogue.topology import LITELLM_VERSION, layout, placeholder_nodes
 from catalogue.workload import Workload
@@ -177,19 +178,24 @@ class LaunchBlock:
     text: str
     argv: list[str] | None
     """What the text splits back to (None for the YAML config)."""
+    profile: ProfilePart | None = None
+    """What the platform profile put into this command (marked under it), and the recipe options it made moot."""
 
 
-def launch_blocks(recipe: Recipe) -> list[LaunchBlock]:
+def launch_blocks(recipe: Recipe, platform: Platform | None = None) -> list[LaunchBlock]:
     """Every command a reader runs, node by node (cluster) or replica by replica plus the router (replicas)."""
-    lay = layout(recipe, placeholder_nodes(recipe))
+    lay = layout(recipe, placeholder_nodes(recipe), platform=platform)
     if lay.kind == "solo":
         server = lay.servers[0]
-        return [LaunchBlock(None, command_text(server.argv(), server.serve), server.argv())]
+        return [LaunchBlock(None, command_text(server.argv(), server.serve), server.argv(), server.profile)]
     blocks = []
     for server in lay.servers:
         blocks.append(
             LaunchBlock(
-                f"{server.role}, on {server.node.address}", command_text(server.argv(), server.serve), server.argv()
+                f"{server.role}, on {server.node.address}",
+                command_text(server.argv(), server.serve),
+                server.argv(),
+                server.profile,
             )
         )
         if server.exec_serve:
