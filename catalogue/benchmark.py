@@ -103,6 +103,10 @@ class MeasuredProvenance(Strict):
         None, description="Where vLLM's benchmark client ran: in the image or in the host's venv."
     )
     client_vllm_version: str | None = Field(None, description="vLLM version of the benchmark client.")
+    preflight: list[str] = Field(
+        default_factory=list,
+        description="What the checks before the start found per host: docker version, image id, GPUs, interfaces.",
+    )
 
 
 Provenance = Annotated[ImportedProvenance | MeasuredProvenance, Field(discriminator="method")]

@@ -18,8 +18,8 @@ def add_arguments(ref: argparse.ArgumentParser) -> None:
     ref.add_argument("--port", type=int, help="serve on this port instead of the recipe's")
     ref.add_argument(
         "--hosts",
-        help="comma-separated hosts (local, a hosts-file name, ssh://user@host, a docker context); "
-        "the first is the head; default: this machine",
+        help="comma-separated hosts (local, a hosts-file name, ssh://user@host, a docker context, or a bare "
+        "ssh host name); the first is the head; default: this machine",
     )
     ref.add_argument("--hosts-file", type=Path, help="hosts file (default: hosts.yaml when present)")
     ref.add_argument(
@@ -28,6 +28,11 @@ def add_arguments(ref: argparse.ArgumentParser) -> None:
         help="where vLLM's benchmark client runs: in the recipe's image (default with an image) or this venv",
     )
     ref.add_argument("--router-port", type=int, help="port of the LiteLLM router of replica recipes (default 4000)")
+    ref.add_argument(
+        "--allow-shared-host",
+        action="store_true",
+        help="let two servers of a GPU recipe (cluster ranks, replicas) share one host on purpose",
+    )
 
 
 def run(args: argparse.Namespace, roots: list[Path]) -> int:
@@ -45,4 +50,5 @@ def run(args: argparse.Namespace, roots: list[Path]) -> int:
         hosts_file=args.hosts_file,
         client=args.client,
         router_port=args.router_port,
+        allow_shared_host=args.allow_shared_host,
     )

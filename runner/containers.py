@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 from dataclasses import dataclass
 
+from catalogue.docker_options import option_key, option_value, split_options
 from runner.hosts import Host
 
 LABEL_RECIPE = "catalogue.recipe"
 LABEL_RUN = "catalogue.run"
-DROPPED_SWITCHES = {"-d", "--detach", "--rm"}
-DROPPED_WITH_VALUE = {"--restart", "--name"}
 CACHE_MOUNT = "/catalogue-cache"
 """Where a server container sees its host's compile-cache folder (VLLM_CACHE_ROOT, TORCHINDUCTOR_CACHE_DIR)."""
 
@@ -24,25 +22,31 @@ class OwnedOptions:
     changes: list[str]
 
 
-def own_options(
-    options: list[str], *, name: str, labels: dict[str, str], network_host: bool, cache_dir: str | None
-) -> OwnedOptions:
-    """Drop -d, --rm, --restart and --name; add our name and labels; host networking and the compile cache if asked."""
+def own_options(options: list[str], *, name: str, labels: dict[str, str], cache_dir: str | None) -> OwnedOptions:
+    """Drop -d, --rm, --restart and --name; add our name and labels, host networking and the compile cache.
+
+    Host networking makes vLLM's `--port` the port the client, the router and the other nodes reach, whatever
+    port the runner picks; a `-p` mapping or another network would not follow it."""
     kept: list[str] = []
     changes: list[str] = []
-    words = iter(options)
-    for word in words:
-        flag = word.split("=", 1)[0]
-        if flag in DROPPED_SWITCHES and "=" not in word:
-            changes.append(f"dropped {word}: the runner waits on the container and removes it itself")
-        elif flag in DROPPED_WITH_VALUE:
-            value = word.split("=", 1)[1] if "=" in word else next(words, "")
-            if flag == "--restart":
-                changes.append(f"dropped --restart {value}: a container the runner stops must stay stopped")
+    network_host = False
+    for group in split_options(options):
+        key, value = option_key(group), option_value(group)
+        if key in ("detach", "rm"):
+            changes.append(f"dropped {group[0]}: the runner waits on the container and removes it itself")
+        elif key == "restart":
+            changes.append(f"dropped --restart {value}: a container the runner stops must stay stopped")
+        elif key == "name":
+            pass
+        elif key == "network" and value != "host":
+            changes.append(f"replaced --network {value} with --network host: vLLM's --port is then the reachable port")
+        elif key == "publish":
+            changes.append(f"dropped {' '.join(group)}: under host networking vLLM's --port is the reachable port")
         else:
-            kept.append(word)
+            network_host = network_host or key == "network"
+            kept += group
     owned = ["--name", name, *(w for k, v in labels.items() for w in ("--label", f"{k}={v}"))]
-    if network_host and not any(re.match(r"^--net(work)?(=|$)", w) for w in kept):
+    if not network_host:
         owned += ["--network", "host"]
         changes.append("added --network host: nodes and the client reach each other by host address")
     if cache_dir:
@@ -57,34 +61,38 @@ def own_options(
     return OwnedOptions([*owned, *kept], changes)
 
 
-def mounts_and_env(options: list[str]) -> list[str]:
-    """The recipe's `-v`/`--volume`/`--mount`/`-e`/`--env` options: the client sees the same files and settings."""
-    out: list[str] = []
-    words = iter(options)
-    for word in words:
-        flag = word.split("=", 1)[0]
-        if flag in ("-v", "--volume", "--mount", "-e", "--env", "--env-file"):
-            out += [word] if "=" in word and flag.startswith("--") else [word, next(words, "")]
-    return out
+class HostUnreachable(Exception):
+    """The host's docker engine did not answer (or failed) while the runner cleaned up."""
 
 
-def labelled(host: Host, label: str) -> list[str]:
+def labelled(host: Host, label: str, timeout_s: float = 60) -> list[str]:
     """Ids of every container on `host` carrying `label` (key=value), running or not."""
-    out = subprocess.run(
-        [*host.docker_cli(), "ps", "-aq", "--filter", f"label={label}"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    try:
+        out = subprocess.run(
+            [*host.docker_cli(), "ps", "-aq", "--filter", f"label={label}"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=timeout_s,
+        )
+    except subprocess.TimeoutExpired:
+        raise HostUnreachable(f"docker ps did not answer within {timeout_s:.0f} s") from None
+    if out.returncode != 0:
+        lines = out.stderr.strip().splitlines()
+        raise HostUnreachable(f"docker ps failed: {lines[-1] if lines else out.returncode}")
     return out.stdout.split()
 
 
 def remove_labelled(host: Host, label: str) -> list[str]:
-    """Remove (force) every container on `host` with `label`; the ids removed."""
+    """Remove (force) every container on `host` with `label`; the ids removed. HostUnreachable when it fails."""
     ids = labelled(host, label)
     if ids:
-        subprocess.run([*host.docker_cli(), "rm", "-f", *ids], capture_output=True, check=False, timeout=120)
+        try:
+            out = subprocess.run([*host.docker_cli(), "rm", "-f", *ids], capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            raise HostUnreachable("docker rm did not answer within 120 s") from None
+        if out.returncode != 0 and labelled(host, label):
+            raise HostUnreachable(f"docker rm failed: {out.stderr.strip().splitlines()[-1:]}")
     return ids
 
 

@@ -3,7 +3,8 @@
 Usage: python driver.py JOBS.json EVENTS.jsonl
 Self-contained (standard library + vLLM), so it runs the same in the host's venv and inside the
 recipe's image (`python3 /catalogue/driver.py ...`, the raw folder mounted). The runner starts it
-while the servers boot: it imports vLLM, reports `ready` with its vLLM version, then waits for a
+before the servers: it imports vLLM, parses every job with the client's own parser and reports `ready`
+with its vLLM version and any job it refuses (the runner then starts no server), then waits for a
 line on standard input (sent once the endpoint is healthy) before it sends anything. End of input
 means the runner is gone: the driver exits at once, whatever it is doing.
 
@@ -17,6 +18,8 @@ EVENTS.jsonl.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import os
@@ -55,12 +58,20 @@ def main(jobs_path: Path, events_path: Path) -> int:
         from vllm.utils.argparse_utils import FlexibleArgumentParser
     except ImportError:
         from vllm.utils import FlexibleArgumentParser
-    _event(events_path, kind="ready", import_s=time.monotonic() - started, vllm_version=str(vllm.__version__))
+    jobs = json.loads(jobs_path.read_text())
+    refused = {job["name"]: why for job in jobs if (why := refusal(job["argv"], add_cli_args, FlexibleArgumentParser))}
+    _event(
+        events_path,
+        kind="ready",
+        import_s=time.monotonic() - started,
+        vllm_version=str(vllm.__version__),
+        refused=refused,
+    )
+    if refused:
+        return 2
     go.wait()
-    for job in json.loads(jobs_path.read_text()):
+    for job in jobs:
         argv = job["argv"]
-        if argv[:3] != ["vllm", "bench", "serve"]:
-            raise SystemExit(f"not a `vllm bench serve` command: {argv[:3]}")
         min_s = float(job.get("min_s") or 0)
         attempts, num_prompts = 0, None
         while True:
@@ -98,6 +109,22 @@ def main(jobs_path: Path, events_path: Path) -> int:
             num_prompts=args.num_prompts,
         )
     return 0
+
+
+def refusal(argv: list[str], add_cli_args, parser_class) -> str | None:
+    """Why this client would refuse the job's arguments (its parser's last error line), or None."""
+    if argv[:3] != ["vllm", "bench", "serve"]:
+        return f"not a `vllm bench serve` command: {argv[:3]}"
+    parser = parser_class()
+    add_cli_args(parser)
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            parser.parse_args(argv[3:])
+    except SystemExit:
+        lines = [line for line in errors.getvalue().splitlines() if line.strip()]
+        return lines[-1] if lines else "refused its arguments"
+    return None
 
 
 if __name__ == "__main__":

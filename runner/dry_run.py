@@ -35,6 +35,12 @@ def describe(plan: Plan) -> str:
         f"ready when {plan.api_node.base_url}/health answers (within {plan.health_timeout_s} s) and every node runs",
     ]
     lines += [f"  note: {change}" for change in plan.changes]
+    if plan.missing:
+        lines.append(
+            "  needs before a real run (hosts.yaml): "
+            + ", ".join(plan.missing)
+            + " — the interface of the link between the machines; shown below as <host.interface>"
+        )
     for host in plan.hosts:
         lines += ["", _where(plan, host.name, host.docker, host.address)]
         for node in (n for n in plan.nodes if n.host == host):
@@ -43,6 +49,10 @@ def describe(plan: Plan) -> str:
             if node.env and not node.container:
                 lines.append("    environment: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in node.env.items()))
             lines.append(_indent(shell_command(node.argv)))
+            if node.profile and (node.profile.options or node.profile.env):
+                lines.append(
+                    f"    from the {node.profile.platform} platform profile: " + ", ".join(node.profile.summary())
+                )
             if node.exec_argv:
                 lines += ["    then, once every node has joined:", _indent(shell_command(node.exec_argv))]
     if plan.router is not None and plan.router_argv is not None:

@@ -4,12 +4,18 @@
 - `local`: this machine's docker engine (or a local process), address 127.0.0.1;
 - a name from the hosts file (`hosts.yaml`, or `--hosts-file`);
 - `ssh://user@host[:port]`: `docker -H ssh://...`, address `host`;
-- any other word: a docker context of that name (`docker --context NAME`), address the same word.
+- a docker context that exists (`docker context ls`): `docker --context NAME`, address the same word;
+- any other word, a bare host name or address: `docker -H ssh://WORD` through the owner's ssh config.
+
+The hosts file also gives each host the address the other nodes, the router and the client use (the one on
+the fast link, not necessarily the ssh name), that link's interface, its RDMA device, and its HF cache.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import subprocess
+from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -30,6 +36,12 @@ class Host:
     docker: str | None
     """None: the local engine; `ssh://...`: a remote engine over SSH; else a docker context name."""
     address: str
+    interface: str | None = None
+    """The network interface of the link between the nodes (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, ...)."""
+    hca: str | None = None
+    """The RDMA device(s) of that link (NCCL_IB_HCA); RDMA is used when every node of a cluster names one."""
+    hf_home: str | None = None
+    """The Hugging Face cache folder on this host, when not the profile's default."""
 
     @property
     def is_local(self) -> bool:
@@ -45,7 +57,17 @@ class Host:
 
     @property
     def node(self) -> Node:
-        return Node(self.name, self.address)
+        return Node(self.name, self.address, self.interface, self.hca, self.hf_home)
+
+    @property
+    def on_loopback(self) -> bool:
+        """True when the other nodes would be told to reach this host at a loopback address."""
+        return is_loopback(self.address)
+
+
+def is_loopback(address: str) -> bool:
+    """127.0.0.0/8, ::1 or localhost."""
+    return address.startswith("127.") or address in ("::1", "localhost")
 
 
 LOCAL = Host("local", None, "127.0.0.1")
@@ -56,8 +78,18 @@ class HostEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    docker: str = Field("local", description="`local`, `ssh://user@host[:port]`, or a docker context name.")
-    address: str | None = Field(None, description="Address the other nodes and the client use; default: the SSH host.")
+    docker: str = Field(
+        "local", description="`local`, `ssh://user@host[:port]`, a docker context name, or a bare ssh host name."
+    )
+    address: str | None = Field(
+        None,
+        description="Address the other nodes, the router and the client use (on the fast link); default: the ssh host.",
+    )
+    interface: str | None = Field(
+        None, description="Interface of the link between the nodes, e.g. enp1s0f1np1 (`ip -br addr` lists them)."
+    )
+    hca: str | None = Field(None, description="RDMA device(s) of that link for NCCL_IB_HCA, e.g. rocep1s0f1.")
+    hf_home: str | None = Field(None, description="Hugging Face cache folder on this host; default: the profile's.")
 
 
 class HostsFile(BaseModel):
@@ -78,15 +110,32 @@ def load_hosts_file(path: Path) -> dict[str, Host]:
     except ValidationError as exc:
         err = exc.errors()[0]
         raise CatalogueError(path, f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
-    return {name: _host(name, entry.docker, entry.address) for name, entry in parsed.hosts.items()}
+    return {
+        name: replace(_host(name, e.docker, e.address), interface=e.interface, hca=e.hca, hf_home=e.hf_home)
+        for name, e in parsed.hosts.items()
+    }
 
 
 def _host(name: str, docker: str, address: str | None) -> Host:
     if docker == "local":
         return Host(name, None, address or "127.0.0.1")
+    if "://" not in docker and docker not in docker_contexts():
+        docker = f"ssh://{docker}"  # a bare name is an ssh host, as in the owner's ssh config
     if docker.startswith("ssh://"):
         return Host(name, docker, address or (urlsplit(docker).hostname or name))
     return Host(name, docker, address or name)
+
+
+@cache
+def docker_contexts() -> frozenset[str]:
+    """Names of the docker contexts this user has (`docker context ls`); none when docker is missing."""
+    try:
+        out = subprocess.run(
+            ["docker", "context", "ls", "--format", "{{.Name}}"], capture_output=True, text=True, timeout=20
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(out.stdout.split()) if out.returncode == 0 else frozenset()
 
 
 def parse_hosts(spec: str | None, hosts_file: Path | None = None) -> list[Host]:
@@ -103,5 +152,6 @@ def parse_hosts(spec: str | None, hosts_file: Path | None = None) -> list[Host]:
         elif word == "local":
             hosts.append(LOCAL)
         else:
-            hosts.append(_host(urlsplit(word).hostname or word if word.startswith("ssh://") else word, word, None))
+            name = (urlsplit(word).hostname or word) if word.startswith("ssh://") else word
+            hosts.append(_host(name, word, None))
     return hosts

@@ -6,18 +6,20 @@ import datetime as dt
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
 from catalogue.benchmark import RUN_STAMP_FORMAT
+from catalogue.docker_options import option_key, option_value, split_options
 from catalogue.errors import CatalogueError
 from catalogue.launch import bench_argv
 from catalogue.loading import RUNS_DIR, Entry
-from catalogue.recipe import ClusterTopology
-from catalogue.topology import Layout, RouterLaunch, layout, node_count
-from runner.containers import LABEL_RECIPE, LABEL_RUN, mounts_and_env, own_options
+from catalogue.platform import ProfilePart
+from catalogue.recipe import ClusterTopology, Recipe
+from catalogue.topology import Layout, RouterLaunch, ServerLaunch, layout, node_count
+from runner.containers import LABEL_RECIPE, LABEL_RUN, own_options
 from runner.hosts import LOCAL, Host
 
 DRIVER = Path(__file__).with_name("driver.py")
@@ -41,6 +43,8 @@ class NodeRun:
     """Its API, when it serves one (the head, a replica, a solo server)."""
     exec_argv: list[str] | None = None
     """Ray: `docker exec <container> vllm serve ...` once every node joined."""
+    profile: ProfilePart | None = None
+    """What the platform profile put into the command (the dry run marks it)."""
 
     @property
     def log_name(self) -> str:
@@ -80,6 +84,11 @@ class Plan:
     router_argv: list[str] | None = None
     changes: list[str] = field(default_factory=list)
     ray: bool = False
+    missing: list[str] = field(default_factory=list)
+    """Host fields the hosts file must give before a real run (the dry run shows placeholders for them)."""
+    platform: str | None = None
+    gpu: bool = False
+    """The platform has GPUs: preflight checks the GPU runtime on every host."""
 
     @property
     def run_file(self) -> Path:
@@ -131,17 +140,19 @@ def make_plan(
     client: str | None = None,
     router_port: int | None = None,
     cache_root: str | None = CACHE_ROOT,
+    allow_shared_host: bool = False,
 ) -> Plan:
     """The plan for one recipe on `hosts`; `local` runs `vllm serve` as processes on this machine, not in docker."""
     recipe = entry.recipe
     hosts = hosts or [LOCAL]
     stamp = stamp or now_stamp()
     docker = recipe.serving.image is not None and not local
+    path = entry.folder / "recipe.yaml"
     if not docker and any(not h.is_local for h in hosts):
         raise CatalogueError(
-            entry.folder / "recipe.yaml",
-            "a local process runs on this machine only: give an image (serving.image) to run on other hosts",
+            path, "a local process runs on this machine only: give an image (serving.image) to run on other hosts"
         )
+    platform = entry.platform
     flags = dict(recipe.serving.flags)
     if port is not None:
         flags["port"] = port
@@ -152,11 +163,18 @@ def make_plan(
                 "serving": recipe.serving.model_copy(update={"model_path": str((entry.folder / model_path).resolve())})
             }
         )
-    wanted = node_count(recipe)
-    if isinstance(recipe.topology, ClusterTopology) and len(hosts) < wanted:
-        hosts = hosts + [hosts[-1]] * (wanted - len(hosts)) if all(h.is_local for h in hosts) else hosts
+    hosts = _spread(recipe, hosts, entry.id, gpu=bool(platform and platform.gpu), allow_shared_host=allow_shared_host)
+    if docker and platform is not None and platform.hf_cache is not None:
+        default_cache = os.environ.get("HF_HOME") or os.path.expanduser(platform.hf_cache.host)
+        hosts = [replace(h, hf_home=h.hf_home or default_cache) for h in hosts]
+    multi_node = (
+        isinstance(recipe.topology, ClusterTopology) and platform is not None and platform.multi_node is not None
+    )
+    missing: list[str] = []
+    if multi_node:
+        hosts, missing = _interfaces(hosts)
     try:
-        lay = layout(recipe, [h.node for h in hosts], flags)
+        lay = layout(recipe, [h.node for h in hosts], flags, platform)
     except ValueError as exc:
         raise CatalogueError(Path("--hosts"), str(exc)) from None
     by_node = {h.node: h for h in hosts}
@@ -166,26 +184,34 @@ def make_plan(
     for i, server in enumerate(lay.servers):
         host = by_node[server.node]
         name = f"catalogue-{entry.id}" if len(lay.servers) == 1 else f"catalogue-{entry.id}-{i}"
+        if server.profile is not None:
+            changes += [
+                f"{server.profile.platform} profile: left out {d} "
+                "(host networking: vLLM's --port is the reachable port)"
+                for d in server.profile.dropped
+                if f"left out {d} " not in " ".join(changes)
+            ]
         if docker:
             cache = f"{cache_root}/{_slug(str(server.image))}/{entry.id}" if cache_root else None
             owned = own_options(
-                server.options,
+                server.all_options,
                 name=name,
                 labels={**labels, "catalogue.node": str(i)},
-                network_host=lay.kind != "solo",
                 cache_dir=cache,
             )
             changes += [c for c in owned.changes if c not in changes]
             argv = [*host.docker_cli(), *server.docker_argv(owned.options)[1:]]
             exec_argv = [*host.docker_cli(), "exec", name, *server.exec_serve] if server.exec_serve else None
-            nodes.append(NodeRun(server.role, host, argv, {}, name, server.base_url, exec_argv))
+            nodes.append(NodeRun(server.role, host, argv, {}, name, server.base_url, exec_argv, server.profile))
         else:
-            env = dict(server.env)
+            env = dict(server.all_env)
             if cache_root:
                 cache = str(Path.home() / ".cache" / "catalogue-compile" / entry.id)
                 env.setdefault("VLLM_CACHE_ROOT", f"{cache}/vllm")
                 env.setdefault("TORCHINDUCTOR_CACHE_DIR", f"{cache}/inductor")
-            nodes.append(NodeRun(server.role, host, server.serve, env, None, server.base_url, server.exec_serve))
+            nodes.append(
+                NodeRun(server.role, host, server.serve, env, None, server.base_url, server.exec_serve, server.profile)
+            )
     client = client or ("image" if docker else "host")
     if client == "image" and not docker:
         raise CatalogueError(
@@ -212,8 +238,76 @@ def make_plan(
         router_argv,
         changes,
         lay.ray,
+        missing,
+        platform.name if platform else None,
+        bool(platform and platform.gpu and docker),
     )
-    return _with_client(plan, recipe.serving.container.options if recipe.serving.container else [])
+    return _with_client(plan, client_mounts_and_env(lay.servers[0], recipe.model_arg, as_root=os.getuid() == 0))
+
+
+def _spread(recipe: Recipe, hosts: list[Host], recipe_id: str, *, gpu: bool, allow_shared_host: bool) -> list[Host]:
+    """The host of every node: a cluster on this machine alone repeats it; a GPU host is never shared unasked.
+
+    Once any node is on another machine, no node may be on a loopback address: the others would be told to
+    reach it at their own 127.0.0.1."""
+    wanted = node_count(recipe)
+    if isinstance(recipe.topology, ClusterTopology) and len(hosts) < wanted and all(h.is_local for h in hosts):
+        hosts = hosts + [hosts[-1]] * (wanted - len(hosts))
+    used = (
+        hosts[:wanted]
+        if isinstance(recipe.topology, ClusterTopology)
+        else [hosts[i % len(hosts)] for i in range(wanted)]
+    )
+    if gpu and len(set(used)) < len(used) and not allow_shared_host:
+        shared = next(h for h in used if used.count(h) > 1)
+        raise CatalogueError(
+            Path("--hosts"),
+            f"{recipe_id} runs {wanted} servers but host {shared.name} would take {used.count(shared)} of them on one "
+            f"GPU: name {wanted} hosts (--hosts a,b), or pass --allow-shared-host to share it on purpose",
+        )
+    remote = [h for h in used if not h.on_loopback]
+    for host in used:
+        if remote and host.on_loopback:
+            raise CatalogueError(
+                Path("--hosts"),
+                f"host {host.name} has the loopback address {host.address}, which host {remote[0].name} cannot reach: "
+                f"give {host.name} its address on the link between the machines "
+                f"(hosts.yaml: hosts.{host.name}.address)",
+            )
+    return hosts
+
+
+def _interfaces(hosts: list[Host]) -> tuple[list[Host], list[str]]:
+    """Every node of a multi-node cluster needs the interface of the link; on loopback alone that is `lo`."""
+    if all(h.on_loopback for h in hosts):
+        return [replace(h, interface=h.interface or "lo") for h in hosts], []
+    missing = [f"hosts.{h.name}.interface" for h in hosts if not h.interface]
+    return hosts, list(dict.fromkeys(missing))
+
+
+CLIENT_HF_HOME = "/tmp/hf-cache"
+"""Where a client that runs as the owner's uid (not root) sees the HF cache: it cannot enter /root."""
+
+
+def client_mounts_and_env(server: ServerLaunch, model_arg: str, *, as_root: bool = True) -> list[str]:
+    """What the benchmark client reads, and nothing more: the HF cache, the model's folder, the server's env
+    less the per-node network settings."""
+    env = {k: v for k, v in server.all_env.items() if not (server.profile and k in server.profile.per_node)}
+    cache = env.get("HF_HOME")
+    if cache and not as_root:
+        env["HF_HOME"] = CLIENT_HF_HOME
+    out: list[str] = []
+    for group in split_options(server.all_options):
+        key = option_key(group)
+        target = key.removeprefix("volume:").rstrip("/")
+        if not key.startswith("volume:"):
+            continue
+        if target == cache:
+            source = option_value(group).split(":", 1)[0]
+            out += ["-v", f"{source}:{cache if as_root else CLIENT_HF_HOME}"]
+        elif model_arg == target or model_arg.startswith(target + "/"):
+            out += group
+    return out + [w for k, v in env.items() for w in ("-e", f"{k}={v}")]
 
 
 def _router(
@@ -260,7 +354,7 @@ def _jobs(entry: Entry, recipe, endpoint: str, raw: str, stamp: str) -> list[Job
     return jobs
 
 
-def _with_client(plan: Plan, recipe_options: list[str]) -> Plan:
+def _with_client(plan: Plan, client_extra: list[str]) -> Plan:
     """The benchmark client's and the flag snapshot's commands, in the image or in this Python."""
     raw = plan.raw_dir.resolve()
     jobs, events = ("jobs.json", "events.jsonl")
@@ -288,7 +382,7 @@ def _with_client(plan: Plan, recipe_options: list[str]) -> Plan:
             f"{DRIVER}:/catalogue/driver.py:ro",
             "-e",
             "OPENAI_API_KEY",
-            *mounts_and_env(recipe_options),
+            *client_extra,
             str(plan.image),
             "/catalogue/driver.py",
             f"{RAW_IN_CONTAINER}/{jobs}",

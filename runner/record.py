@@ -58,6 +58,7 @@ def provenance(
     flag_snapshot: str | None,
     image_id: str | None,
     done: list[str],
+    preflight: list[str] | None = None,
 ) -> MeasuredProvenance:
     """Where the figures come from: every server's command and host, the router, the client, the exact bench argv."""
     head = plan.nodes[0]
@@ -86,6 +87,7 @@ def provenance(
             else "vLLM's benchmark client in the host's Python"
         ),
         client_vllm_version=client_vllm_version,
+        preflight=preflight or [],
     )
 
 

@@ -20,11 +20,12 @@ from catalogue.launch import sweep_workload
 from catalogue.loading import Entry, load_catalogue
 from runner import ray_cluster
 from runner import server as srv
-from runner.containers import LABEL_RECIPE, image_id, remove_labelled
+from runner.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
 from runner.dry_run import describe
-from runner.hosts import LOCAL, Host, parse_hosts
+from runner.hosts import HOSTS_FILE, LOCAL, Host, parse_hosts
 from runner.lock import refresh_lock
 from runner.plan import Job, Plan, make_plan, router_yaml
+from runner.preflight import PreflightFailed, run_preflight
 from runner.record import build_run, provenance, write_run
 from runner.state import Bar, Progress, Running
 from runner.sweep import ClientFailed, Sweep
@@ -56,14 +57,17 @@ def clear_stale(plan: Plan) -> None:
     """Containers of this recipe left by a refresh that was killed outright: we hold the lock, so they are orphans."""
     if not plan.image:
         return
-    for host in {*plan.hosts, LOCAL}:
-        removed = remove_labelled(host, f"{LABEL_RECIPE}={plan.recipe_id}")
+    for host in dict.fromkeys([*plan.hosts, LOCAL]):
+        try:
+            removed = remove_labelled(host, f"{LABEL_RECIPE}={plan.recipe_id}")
+        except HostUnreachable as exc:
+            raise srv.ServerFailed(f"host {host.name}: cannot clear containers of an earlier refresh: {exc}") from None
         if removed:
             print(f"removed {len(removed)} container(s) of an earlier refresh on host {host.name}", file=sys.stderr)
 
 
-def launch(plan: Plan, running: Running, key: str, todo: list[Job]) -> None:
-    """Start the flag snapshot, the benchmark client (it imports vLLM meanwhile) and every server."""
+def launch(plan: Plan, running: Running, progress: Progress, key: str, todo: list[Job]) -> None:
+    """Start the flag snapshot and the benchmark client; once the client accepts every job, every server."""
     raw = plan.raw_dir
     (raw / "jobs.json").write_text(
         json.dumps([{"name": job.name, "argv": job.argv, "min_s": job.min_s} for job in todo])
@@ -71,8 +75,39 @@ def launch(plan: Plan, running: Running, key: str, todo: list[Job]) -> None:
     running.snapshot = srv.start(plan.snapshot_argv, {}, raw / "snapshot.log")
     (raw / "events.jsonl").write_text("")
     running.client = srv.start(plan.client_argv, {"OPENAI_API_KEY": key}, raw / "client.log", stdin=subprocess.PIPE)
+    progress.client_vllm_version = wait_client(plan, running.client)
     for node in plan.nodes:
         running.nodes[node.role] = srv.start(node.argv, node.env, raw / node.log_name)
+
+
+def wait_client(plan: Plan, client: subprocess.Popen, timeout_s: float = 600) -> str | None:
+    """The client's vLLM version once it has parsed every job with its own parser; a refused job fails the run
+    before any server starts (an image whose client lacks a flag would otherwise fail after a cold boot)."""
+    events = plan.raw_dir / "events.jsonl"
+    where = f"inside {plan.image}" if plan.client == "image" else "in this Python"
+    started = time.monotonic()
+    while True:
+        exited = client.poll() is not None
+        text = events.read_text()
+        for line in text.splitlines()[: text.count("\n")]:
+            event = json.loads(line)
+            if event.get("kind") == "ready":
+                refused = event.get("refused") or {}
+                if refused:
+                    name, why = next(iter(refused.items()))
+                    raise ClientFailed(
+                        f"vLLM's benchmark client {where} (vLLM {event.get('vllm_version')}) refuses level {name}: "
+                        f"{why}; no server was started"
+                    )
+                return event.get("vllm_version")
+        if exited:
+            raise srv.failure(
+                f"benchmark client {where} exited with code {client.returncode} before it was ready",
+                plan.raw_dir / "client.log",
+            )
+        if time.monotonic() - started > timeout_s:
+            raise ClientFailed(f"benchmark client {where} not ready after {timeout_s:.0f} s")
+        time.sleep(0.2)
 
 
 def wait_ready(plan: Plan, running: Running, bar: Bar, done: int) -> float:
@@ -144,6 +179,7 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
         flag_snapshot=progress.snapshot,
         image_id=progress.image_id,
         done=done,
+        preflight=progress.preflight,
     )
     levels = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is None]
     long_context = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is not None]
@@ -171,6 +207,8 @@ class Refresh:
     bar: Bar
     key: str = field(default_factory=lambda: "sk-" + secrets.token_hex(16))
     """The API key of this boot (servers, router and client)."""
+    resumed_image_id: str | None = None
+    """A resumed run's image id: the image must still be the same."""
 
     @property
     def todo(self) -> list[Job]:
@@ -183,7 +221,7 @@ def step_clear(r: Refresh) -> None:
 
 
 def step_launch(r: Refresh) -> None:
-    launch(r.plan, r.running, r.key, r.todo)
+    launch(r.plan, r.running, r.progress, r.key, r.todo)
 
 
 def step_ray(r: Refresh) -> None:
@@ -197,8 +235,13 @@ def step_ready(r: Refresh) -> None:
     took = wait_ready(r.plan, r.running, r.bar, len(r.progress.levels))
     r.progress.vllm_version = server_version(str(r.plan.api_node.base_url))
     r.progress.note("server healthy", f"server healthy after {took:.1f} s")
-    if r.plan.image and r.plan.nodes[0].host.is_local:
+    if r.plan.image:
         r.progress.image_id = image_id(r.plan.nodes[0].host, r.plan.image)
+        if r.resumed_image_id and r.progress.image_id != r.resumed_image_id:
+            raise srv.ServerFailed(
+                f"cannot resume: the image {r.plan.image} is now {r.progress.image_id}, the run's levels were measured "
+                f"on {r.resumed_image_id}; start a new run (without --resume)"
+            )
     r.bar.show(len(r.progress.levels), f"healthy after {took:.0f} s")
 
 
@@ -216,10 +259,10 @@ STEPS = (step_clear, step_launch, step_ray, step_ready, step_router, step_sweep)
 """A refresh, in order; any step may raise ServerFailed, ClientFailed or KeyboardInterrupt."""
 
 
-def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
+def execute(plan: Plan, entry: Entry, progress: Progress, resumed_image_id: str | None = None) -> int:
     """Run the steps against one boot, stop everything, record; 0 only when the sweep completed."""
     plan.raw_dir.mkdir(parents=True, exist_ok=True)
-    refresh = Refresh(plan, entry, progress, Running(plan), Bar(len(plan.jobs)))
+    refresh = Refresh(plan, entry, progress, Running(plan), Bar(len(plan.jobs)), resumed_image_id=resumed_image_id)
     reason: str | None = None
     code = 1
     try:
@@ -234,12 +277,20 @@ def execute(plan: Plan, entry: Entry, progress: Progress) -> int:
         code = 130
         print("\ninterrupted; stopping every server", file=sys.stderr)
     finally:
-        refresh.running.stop(wait_snapshot=code == 0)
+        try:
+            unclean = refresh.running.stop(wait_snapshot=code == 0)
+        except BaseException as exc:
+            unclean = [f"stopping failed ({type(exc).__name__}: {exc})"]
+        for line in unclean:
+            print(f"left unclean: {line}", file=sys.stderr)
+        if unclean:
+            code = code or 1
+            reason = reason or f"left unclean: {unclean[0]}"
         if (plan.raw_dir / "flags.json").exists():
             progress.snapshot = f"{plan.stamp}/flags.json"
-    if progress.levels:
-        save(plan, entry, progress, complete=code == 0, reason=reason)
-        print(f"\nwrote {plan.run_file} ({len(progress.levels)}/{len(plan.jobs)} levels)", file=sys.stderr)
+        if progress.levels:
+            save(plan, entry, progress, complete=code == 0, reason=reason)
+            print(f"\nwrote {plan.run_file} ({len(progress.levels)}/{len(plan.jobs)} levels)", file=sys.stderr)
     return code
 
 
@@ -255,6 +306,7 @@ def run_refresh(
     hosts_file: Path | None = None,
     client: str | None = None,
     router_port: int | None = None,
+    allow_shared_host: bool = False,
 ) -> int:
     """The `refresh` command."""
     entry = load_catalogue(roots, [recipe_id])[0]
@@ -262,13 +314,27 @@ def run_refresh(
 
     def plan_for(stamp: str | None = None) -> Plan:
         return make_plan(
-            entry, hosts=host_list, local=local, port=port, stamp=stamp, client=client, router_port=router_port
+            entry,
+            hosts=host_list,
+            local=local,
+            port=port,
+            stamp=stamp,
+            client=client,
+            router_port=router_port,
+            allow_shared_host=allow_shared_host,
         )
 
     plan = plan_for()
     if dry_run:
         print(describe(plan))
         return 0
+    if plan.missing:
+        raise CatalogueError(
+            hosts_file or HOSTS_FILE,
+            f"not given: {entry.id} runs across machines, so each host needs the interface of the link between "
+            "them (e.g. enp1s0f1np1; `ip -br addr` on the host lists them)",
+            plan.missing[0],
+        )
     if plan.image and shutil.which("docker") is None:
         raise CatalogueError(
             entry.folder / "recipe.yaml", "serving.image needs docker, which is not installed (or pass --local)"
@@ -278,7 +344,39 @@ def run_refresh(
         previous = resumable(entry) if resume else None
         if previous is not None:
             plan = plan_for(previous.stamp)
+            refuse_different(previous, plan, entry)
             progress.levels = finished_jobs(previous)
             progress.notes = list(previous.notes)
             print(f"resuming run {previous.stamp}: {sorted(progress.levels)} done", file=sys.stderr)
-        return execute(plan, entry, progress)
+        try:
+            progress.preflight = run_preflight(plan) if plan.image else []
+        except PreflightFailed as exc:
+            print(f"preflight failed, nothing started:\n{exc}", file=sys.stderr)
+            return 1
+        resumed_id = (
+            previous.provenance.image_id if previous and isinstance(previous.provenance, MeasuredProvenance) else None
+        )
+        return execute(plan, entry, progress, resumed_id)
+
+
+def refuse_different(previous: BenchmarkRun, plan: Plan, entry: Entry) -> None:
+    """A resumed run must measure the same thing: the same server commands and the same workload."""
+    prov = previous.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    before = [n.command for n in prov.nodes] or [prov.serve_command]
+    now = [n.argv for n in plan.nodes]
+    if before != now:
+        changed = next(
+            (f"{a!r} -> {b!r}" for x, y in zip(before, now) for a, b in zip(x, y) if a != b),
+            f"{len(before)} -> {len(now)} servers" if len(before) != len(now) else "the command's length",
+        )
+        raise CatalogueError(
+            plan.run_file, f"cannot resume: the serve command differs from the run's ({changed}); start a new run"
+        )
+    workload = sweep_workload(entry.recipe, previous.workload.tool_version if previous.workload else None)
+    if previous.workload is not None and previous.workload != workload:
+        raise CatalogueError(
+            plan.run_file,
+            "cannot resume: the workload differs from the run's "
+            f"({workload.describe()} vs {previous.workload.describe()})",
+        )

@@ -3,6 +3,7 @@ and its progress line (Bar)."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import time
@@ -12,7 +13,7 @@ from catalogue.benchmark import LevelResult
 from runner import ray_cluster
 from runner import server as srv
 from runner.containers import remove_labelled
-from runner.hosts import LOCAL
+from runner.hosts import LOCAL, Host
 from runner.plan import Plan
 
 
@@ -27,6 +28,8 @@ class Progress:
     snapshot: str | None = None
     image_id: str | None = None
     notes: list[str] = field(default_factory=list)
+    preflight: list[str] = field(default_factory=list)
+    """What the preflight found on each host (docker version, image, GPUs, interfaces)."""
 
     def note(self, prefix: str, text: str) -> None:
         """Replace the note that starts with `prefix` (a resumed run keeps one per level)."""
@@ -69,17 +72,23 @@ class Running:
                 f"router exited with code {self.router.returncode} {when}", self.plan.raw_dir / "router.log"
             )
 
-    def stop(self, *, wait_snapshot: bool) -> None:
-        """Client, router, every container with this run's label on every host, every process session."""
+    def stop(self, *, wait_snapshot: bool) -> list[str]:
+        """Client, router, every container with this run's label on every host, every process session.
+
+        Each host is cleaned on its own: one that does not answer is named, with the command that cleans it,
+        and the others are still cleaned. Returns those lines (empty when everything was removed)."""
         if self.client is not None:
             if self.client.stdin:
-                self.client.stdin.close()
+                try:
+                    self.client.stdin.close()
+                except OSError:
+                    pass
             srv.stop_group(self.client, grace_s=3)
         if self.router is not None:
             srv.stop_group(self.router, grace_s=5)
-        if self.plan.image:
-            for host in {*self.plan.hosts, LOCAL}:
-                remove_labelled(host, self.plan.label)
+        unclean: dict[Host, str] = {}
+        hosts = list(dict.fromkeys([*self.plan.hosts, LOCAL])) if self.plan.image else []
+        self._remove(hosts, unclean)
         for process in [*self.nodes.values(), *([self.serve] if self.serve else [])]:
             srv.stop_group(process)
         if self.snapshot is not None:
@@ -90,7 +99,20 @@ class Running:
                     pass
             srv.stop_group(self.snapshot, grace_s=1)
             if self.plan.image:
-                remove_labelled(LOCAL, self.plan.label)
+                self._remove([LOCAL], unclean)
+        return list(unclean.values())
+
+    def _remove(self, hosts: list[Host], unclean: dict[Host, str]) -> None:
+        for host in hosts:
+            try:
+                remove_labelled(host, self.plan.label)
+                unclean.pop(host, None)
+            except Exception as exc:
+                docker = shlex.join(host.docker_cli())
+                unclean[host] = (
+                    f"host {host.name} ({exc}): clean it with "
+                    f"`{docker} rm -f $({docker} ps -aq --filter label={self.plan.label})`"
+                )
 
 
 class Bar:

@@ -52,3 +52,34 @@ def recipe_copy(tmp_path: Path):
         return root, root / recipe_id
 
     return make
+
+
+@pytest.fixture(scope="session")
+def engine():
+    """Debian's dockerd (started here unless one answers) with the vllm-cpu image; stopped if we started it."""
+    from tests.docker_support import docker_available, docker_env
+
+    why = docker_available()
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    started_here = not docker_env.engine_answers()
+    docker_env.up()
+    yield
+    if started_here:
+        docker_env.stop_engine()
+
+
+@pytest.fixture(scope="session")
+def ssh_host(engine, tmp_path_factory):
+    """A second host: this machine's engine behind a loopback sshd, reached as ssh://root@127.0.0.1:<port>."""
+    from tests.docker_support import start_sshd
+
+    gen = start_sshd(tmp_path_factory.mktemp("sshd"))
+    host = next(gen)
+    old_path = os.environ["PATH"]
+    os.environ["PATH"] = f"{host.bin_dir}:{old_path}"
+    yield host.url
+    os.environ["PATH"] = old_path
+    gen.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.containers import mounts_and_env, own_options
+from runner.containers import own_options
 
 
 def test_detach_restart_rm_and_name_are_dropped_and_said():
@@ -10,7 +10,6 @@ def test_detach_restart_rm_and_name_are_dropped_and_said():
         ["-d", "--restart", "unless-stopped", "--rm", "--name", "x", "--gpus", "all", "--restart=always"],
         name="catalogue-r",
         labels={"catalogue.recipe": "r", "catalogue.run": "s"},
-        network_host=False,
         cache_dir=None,
     )
     assert owned.options == [
@@ -20,6 +19,8 @@ def test_detach_restart_rm_and_name_are_dropped_and_said():
         "catalogue.recipe=r",
         "--label",
         "catalogue.run=s",
+        "--network",
+        "host",
         "--gpus",
         "all",
     ]
@@ -28,23 +29,25 @@ def test_detach_restart_rm_and_name_are_dropped_and_said():
     assert any("dropped --restart always" in c for c in owned.changes)
 
 
-def test_host_network_added_unless_the_recipe_chose_one():
-    added = own_options([], name="n", labels={}, network_host=True, cache_dir=None)
+def test_host_network_always_so_that_the_served_port_is_the_reachable_port():
+    added = own_options([], name="n", labels={}, cache_dir=None)
     assert added.options[-2:] == ["--network", "host"] and added.changes
-    kept = own_options(["--net=host"], name="n", labels={}, network_host=True, cache_dir=None)
+    kept = own_options(["--net=host"], name="n", labels={}, cache_dir=None)
     assert "--network" not in kept.options and kept.options[-1] == "--net=host" and not kept.changes
+    bridged = own_options(
+        ["--network", "bridge", "-p", "8000:8000", "-p8001:8001"], name="n", labels={}, cache_dir=None
+    )
+    assert bridged.options[-2:] == ["--network", "host"] and "8000:8000" not in bridged.options
+    assert "-p8001:8001" not in bridged.options
+    assert any("replaced --network bridge with --network host" in c for c in bridged.changes)
+    assert any("dropped -p 8000:8000" in c for c in bridged.changes)
 
 
 def test_compile_cache_is_mounted_and_named_for_vllm_and_torch():
-    owned = own_options([], name="n", labels={}, network_host=False, cache_dir="/var/tmp/c/img/r")
+    owned = own_options([], name="n", labels={}, cache_dir="/var/tmp/c/img/r")
     words = " ".join(owned.options)
     assert "-v /var/tmp/c/img/r:/catalogue-cache" in words
     assert (
         "VLLM_CACHE_ROOT=/catalogue-cache/vllm" in words
         and "TORCHINDUCTOR_CACHE_DIR=/catalogue-cache/inductor" in words
     )
-
-
-def test_client_gets_the_recipes_mounts_and_env_only():
-    options = ["--gpus", "all", "-v", "/models:/models", "--env=HF_HOME=/hf", "-e", "A=1", "--ipc", "host"]
-    assert mounts_and_env(options) == ["-v", "/models:/models", "--env=HF_HOME=/hf", "-e", "A=1"]

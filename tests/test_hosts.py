@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
+import runner.hosts as hosts_module
 from catalogue.errors import CatalogueError
 from runner.hosts import LOCAL, Host, parse_hosts
 
@@ -12,23 +15,37 @@ def test_no_hosts_means_this_machine():
     assert parse_hosts(None) == [LOCAL] and LOCAL.docker_cli() == ["docker"]
 
 
-def test_ssh_urls_contexts_and_local():
-    hosts = parse_hosts("local,ssh://me@10.0.0.2:2222,spark2")
+def test_ssh_urls_bare_names_contexts_and_local(monkeypatch):
+    monkeypatch.setattr(hosts_module, "docker_contexts", lambda: frozenset({"default", "lab"}))
+    hosts = parse_hosts("local,ssh://me@10.0.0.2:2222,spark2,10.0.0.1,lab")
     assert hosts[0] == LOCAL
     assert hosts[1] == Host("10.0.0.2", "ssh://me@10.0.0.2:2222", "10.0.0.2")
     assert hosts[1].docker_cli() == ["docker", "-H", "ssh://me@10.0.0.2:2222"]
-    assert hosts[2].docker_cli() == ["docker", "--context", "spark2"] and hosts[2].address == "spark2"
+    # A bare name or address is an ssh host (the owner's ssh config applies), unless a context has that name.
+    assert hosts[2].docker_cli() == ["docker", "-H", "ssh://spark2"] and hosts[2].address == "spark2"
+    assert hosts[3].docker_cli() == ["docker", "-H", "ssh://10.0.0.1"] and hosts[3].address == "10.0.0.1"
+    assert hosts[4].docker_cli() == ["docker", "--context", "lab"]
+
+
+def test_contexts_come_from_the_docker_cli():
+    if shutil.which("docker") is None:
+        pytest.skip("no docker CLI")
+    hosts_module.docker_contexts.cache_clear()
+    assert "default" in hosts_module.docker_contexts()  # docker always has this one
+    assert parse_hosts("default")[0].docker_cli() == ["docker", "--context", "default"]
 
 
 def test_hosts_file_names_engines_and_addresses(tmp_path):
     path = tmp_path / "hosts.yaml"
     path.write_text(
-        "hosts:\n  spark1: {docker: local, address: 192.0.2.1}\n"
-        "  spark2: {docker: 'ssh://me@spark2.lan', address: 192.0.2.2}\n"
+        "hosts:\n  spark1: {docker: local, address: 192.0.2.1, interface: enp1s0f1np1, hca: rocep1s0f1}\n"
+        "  spark2: {docker: 'ssh://me@spark2.lan', address: 192.0.2.2, interface: enp1s0f1np1, hf_home: /data/hf}\n"
+        "  spark3: {docker: spark3.lan}\n"
     )
-    one, two = parse_hosts("spark1,spark2", path)
-    assert one == Host("spark1", None, "192.0.2.1") and one.is_local
-    assert two == Host("spark2", "ssh://me@spark2.lan", "192.0.2.2")
+    one, two, three = parse_hosts("spark1,spark2,spark3", path)
+    assert one == Host("spark1", None, "192.0.2.1", "enp1s0f1np1", "rocep1s0f1") and one.is_local
+    assert two == Host("spark2", "ssh://me@spark2.lan", "192.0.2.2", "enp1s0f1np1", None, "/data/hf")
+    assert three.docker_cli() == ["docker", "-H", "ssh://spark3.lan"] and three.address == "spark3.lan"
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ one node reached over `docker -H ssh://`, two replicas behind the LiteLLM proxy,
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -18,37 +17,10 @@ import yaml
 from catalogue.cli import main
 from catalogue.loading import load_entry
 from catalogue.site.pages import render_recipe
-from tests.docker_support import docker_available, docker_env, free_port, labelled_containers, live_sessions, start_sshd
+from tests.docker_support import docker_env, free_port, labelled_containers, live_sessions
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.docker, pytest.mark.server]
-
-
-@pytest.fixture(scope="session")
-def engine():
-    """Debian's dockerd (started here unless one answers) with the vllm-cpu image; stopped if we started it."""
-    why = docker_available()
-    if why:
-        if os.environ.get("CI"):
-            pytest.fail(why)
-        pytest.skip(why)
-    started_here = not docker_env.engine_answers()
-    docker_env.up()
-    yield
-    if started_here:
-        docker_env.stop_engine()
-
-
-@pytest.fixture(scope="session")
-def ssh_host(engine, tmp_path_factory):
-    """A second host: this machine's engine behind a loopback sshd, reached as ssh://root@127.0.0.1:<port>."""
-    gen = start_sshd(tmp_path_factory.mktemp("sshd"))
-    host = next(gen)
-    old_path = os.environ["PATH"]
-    os.environ["PATH"] = f"{host.bin_dir}:{old_path}"
-    yield host.url
-    os.environ["PATH"] = old_path
-    gen.close()
 
 
 def example(tmp_path: Path, name: str, **sweep) -> tuple[Path, Path]:

@@ -1,0 +1,144 @@
+"""The plan on real hosts: reachable addresses, one GPU host per server, the link's interface, what the client
+gets, and a resume that measures the same thing. No engine needed: nothing here starts."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from catalogue.cli import main
+from catalogue.errors import CatalogueError
+from catalogue.launch import sweep_workload
+from catalogue.loading import load_entry
+from runner.hosts import parse_hosts
+from runner.plan import make_plan
+from runner.record import build_run, provenance
+from runner.refresh import refuse_different
+
+REPO = Path(__file__).resolve().parents[1]
+SPARKS = """hosts:
+  spark1: {docker: local, address: 192.168.100.10, interface: enp1s0f1np1}
+  spark2: {docker: "ssh://me@192.168.100.11", address: 192.168.100.11, interface: enp1s0f1np1}
+  bare: {docker: "ssh://me@192.168.100.12"}
+  nolink: {docker: "ssh://me@192.168.100.13", address: 192.168.100.13}
+"""
+
+
+@pytest.fixture
+def hosts_file(tmp_path: Path) -> Path:
+    path = tmp_path / "hosts.yaml"
+    path.write_text(SPARKS)
+    return path
+
+
+def entry(recipe_id: str):
+    root = "examples" if recipe_id.startswith("tiny") else "recipes"
+    return load_entry(REPO / root / recipe_id)
+
+
+def test_a_remote_head_is_reached_at_its_link_address(hosts_file):
+    plan = make_plan(entry("gptoss-120b-topology-cluster-tp2"), hosts=parse_hosts("spark2,spark1", hosts_file))
+    head, worker = (n.argv for n in plan.nodes)
+    assert head[:3] == ["docker", "-H", "ssh://me@192.168.100.11"] and worker[:2] == ["docker", "run"]
+    for argv in (head, worker):
+        assert argv[argv.index("--master-addr") + 1] == "192.168.100.11"
+    assert "VLLM_HOST_IP=192.168.100.11" in head and "VLLM_HOST_IP=192.168.100.10" in worker
+    assert plan.endpoint == "http://192.168.100.11:8000" and not plan.missing
+
+
+def test_a_local_head_with_a_loopback_address_and_a_remote_worker_is_refused(hosts_file):
+    with pytest.raises(CatalogueError) as err:
+        make_plan(entry("gptoss-120b-topology-cluster-tp2"), hosts=parse_hosts("local,spark2", hosts_file))
+    assert str(err.value) == (
+        "--hosts: host local has the loopback address 127.0.0.1, which host spark2 cannot reach: give local its "
+        "address on the link between the machines (hosts.yaml: hosts.local.address)"
+    )
+    with pytest.raises(CatalogueError, match="host local has the loopback address"):  # a replica too
+        make_plan(entry("gptoss-120b-topology-2x-shuffle"), hosts=parse_hosts("spark2,local", hosts_file))
+
+
+@pytest.mark.parametrize("recipe_id", ["gptoss-120b-topology-cluster-tp2", "gptoss-120b-topology-2x-least-busy"])
+def test_two_servers_never_share_a_gpu_host_unasked(recipe_id, hosts_file):
+    with pytest.raises(CatalogueError) as err:
+        make_plan(entry(recipe_id))
+    assert "host local would take 2 of them on one GPU" in str(err.value) and "--allow-shared-host" in str(err.value)
+    with pytest.raises(CatalogueError, match="host spark1 would take 2 of them"):
+        make_plan(entry(recipe_id), hosts=parse_hosts("spark1", hosts_file))
+    shared = make_plan(entry(recipe_id), allow_shared_host=True)
+    assert len(shared.nodes) == 2 and {n.host.name for n in shared.nodes} == {"local"}
+
+
+def test_cpu_examples_share_this_machine_and_talk_over_loopback():
+    plan = make_plan(entry("tiny-cpu-cluster"))
+    assert [n.host.name for n in plan.nodes] == ["local", "local"] and not plan.missing
+    for node in plan.nodes:
+        assert "GLOO_SOCKET_IFNAME=lo" in node.argv and "VLLM_HOST_IP=127.0.0.1" in node.argv
+        assert node.argv[node.argv.index("--shm-size") + 1] == "1g"  # from the cpu profile
+
+
+def test_a_cluster_host_without_its_interface_is_named_before_anything_starts(hosts_file, capsys):
+    plan = make_plan(entry("gptoss-120b-topology-cluster-tp2"), hosts=parse_hosts("spark1,nolink", hosts_file))
+    assert plan.missing == ["hosts.nolink.interface"]
+    assert "NCCL_SOCKET_IFNAME=<nolink.interface>" in plan.nodes[1].argv
+    args = ["--root", str(REPO / "recipes"), "refresh", "gptoss-120b-topology-cluster-tp2"]
+    assert main([*args, "--hosts", "spark1,nolink", "--hosts-file", str(hosts_file)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"error: {hosts_file}: hosts.nolink.interface: not given: gptoss-120b-topology-cluster-tp2 runs across "
+        "machines, so each host needs the interface of the link between them (e.g. enp1s0f1np1; `ip -br addr` on "
+        "the host lists them)"
+    )
+
+
+def test_the_client_gets_the_cache_and_the_model_mount_not_the_recipes_other_mounts(tmp_path):
+    folder = tmp_path / "r"
+    shutil.copytree(REPO / "examples" / "tiny-cpu-docker", folder, ignore=shutil.ignore_patterns("runs"))
+    data = yaml.safe_load((folder / "recipe.yaml").read_text())
+    data["serving"]["container"]["options"] += ["-v", "/srv/data:/data", "-v", "/opt/models:/models"]
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    plan = make_plan(load_entry(folder))
+    client = " ".join(plan.client_argv)
+    assert "-v /opt/models:/models" in client and "/srv/data" not in client and "/data" not in client.split()
+    assert ":/root/.cache/huggingface" in client or ":/tmp/hf-cache" in client
+    assert "-e HF_HUB_OFFLINE=1" in client and "--ipc" not in client
+
+
+def test_resume_refuses_a_different_serve_command_or_workload():
+    tiny = entry("tiny-cpu-cluster")
+    same = make_plan(tiny, port=8300, stamp="20261123T100000Z")
+    prov = provenance(same, vllm_version="0.32.0", client_vllm_version=None, flag_snapshot=None, image_id=None, done=[])
+    previous = build_run(
+        stamp=same.stamp,
+        provenance=prov,
+        levels=[],
+        long_context=[],
+        workload=sweep_workload(tiny.recipe),
+        complete=False,
+        reason="interrupted (Ctrl-C)",
+        notes=[],
+    )
+    refuse_different(previous, same, tiny)  # the same plan resumes
+    other_port = make_plan(tiny, port=8301, stamp=same.stamp)
+    with pytest.raises(CatalogueError, match=r"cannot resume: the serve command differs from the run's \('"):
+        refuse_different(previous, other_port, tiny)
+    longer = tiny.recipe.model_copy(update={"sweep": tiny.recipe.sweep.model_copy(update={"output_len": 99})})
+    changed = type(tiny)(tiny.id, tiny.folder, longer, tiny.runs, tiny.platform)
+    with pytest.raises(CatalogueError, match="cannot resume: the workload differs"):
+        refuse_different(previous, same, changed)
+
+
+def test_an_unknown_platform_is_one_line_naming_the_field(tmp_path):
+    folder = tmp_path / "r"
+    shutil.copytree(REPO / "examples" / "tiny-cpu", folder, ignore=shutil.ignore_patterns("runs"))
+    text = (folder / "recipe.yaml").read_text().replace("platform: cpu", "platform: tpu-v9")
+    (folder / "recipe.yaml").write_text(text)
+    with pytest.raises(CatalogueError) as err:
+        load_entry(folder)
+    line = text.splitlines().index("  platform: tpu-v9") + 1
+    assert str(err.value) == (
+        f"{folder / 'recipe.yaml'}:{line}: hardware.platform: unknown platform 'tpu-v9': no platforms/tpu-v9.yaml "
+        "(known: cpu, dgx-spark)"
+    )
