@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 
@@ -61,11 +62,15 @@ def own_options(options: list[str], *, name: str, labels: dict[str, str], cache_
     return OwnedOptions([*owned, *kept], changes)
 
 
+CLEANUP_TIMEOUT_S = float(os.environ.get("CATALOGUE_CLEANUP_TIMEOUT_S", "60"))
+"""How long cleaning up waits for one docker call on a host before it names the host as left unclean."""
+
+
 class HostUnreachable(Exception):
     """The host's docker engine did not answer (or failed) while the runner cleaned up."""
 
 
-def labelled(host: Host, label: str, timeout_s: float = 60) -> list[str]:
+def labelled(host: Host, label: str, timeout_s: float = CLEANUP_TIMEOUT_S) -> list[str]:
     """Ids of every container on `host` carrying `label` (key=value), running or not."""
     try:
         out = subprocess.run(
@@ -88,9 +93,11 @@ def remove_labelled(host: Host, label: str) -> list[str]:
     ids = labelled(host, label)
     if ids:
         try:
-            out = subprocess.run([*host.docker_cli(), "rm", "-f", *ids], capture_output=True, text=True, timeout=120)
+            out = subprocess.run(
+                [*host.docker_cli(), "rm", "-f", *ids], capture_output=True, text=True, timeout=2 * CLEANUP_TIMEOUT_S
+            )
         except subprocess.TimeoutExpired:
-            raise HostUnreachable("docker rm did not answer within 120 s") from None
+            raise HostUnreachable(f"docker rm did not answer within {2 * CLEANUP_TIMEOUT_S:.0f} s") from None
         if out.returncode != 0 and labelled(host, label):
             raise HostUnreachable(f"docker rm failed: {out.stderr.strip().splitlines()[-1:]}")
     return ids

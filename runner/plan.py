@@ -108,6 +108,14 @@ class Plan:
         return list({node.host: None for node in self.nodes})
 
     @property
+    def engines(self) -> list[Host]:
+        """Every docker engine the run uses, once each: the hosts' and this machine's (client, snapshot)."""
+        found: dict[str | None, Host] = {}
+        for host in [*self.hosts, LOCAL]:
+            found.setdefault(host.docker, host)
+        return list(found.values())
+
+    @property
     def router_model(self) -> str:
         """The model name the router serves (every deployment shares it)."""
         assert self.router is not None

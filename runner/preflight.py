@@ -8,6 +8,7 @@ Each failure is one line naming the host and what to fix; the checks start nothi
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from runner.hosts import LOCAL, Host
+from runner.hosts import Host
 from runner.plan import Plan
 
 TIMEOUT_S = 30
@@ -37,9 +38,10 @@ class Preflight:
 def run_preflight(plan: Plan) -> list[str]:
     """Check every host and port; raise PreflightFailed listing every problem, else return what was found."""
     result = Preflight()
-    checked = plan.hosts + ([LOCAL] if plan.client == "image" and LOCAL not in plan.hosts else [])
-    for host in checked:
-        check_host(plan, host, result)
+    if plan.image is not None:
+        checked = plan.engines if plan.client == "image" else plan.hosts
+        for host in checked:
+            check_host(plan, host, result)
     check_ports(plan, result)
     if result.problems:
         raise PreflightFailed("\n".join(result.problems))
@@ -170,10 +172,11 @@ def who_answers(base_url: str) -> str:
 
 
 def container_on_port(host: Host, port: int) -> str | None:
-    """The running container that publishes `port` or serves it with host networking (`--port N`)."""
+    """The running container that publishes `port`, or whose command names it (host networking: `--port N`)."""
     out = docker(host, "ps", "--no-trunc", "--format", "{{.Names}}\t{{.Ports}}\t{{.Command}}")
+    named = re.compile(rf"(?<![\w.]){port}(?!\d)")
     for line in out.stdout.splitlines():
         name, ports, command = [*line.split("\t"), "", ""][:3]
-        if f":{port}->" in ports or f"--port {port}" in command.strip('"') or f"--port={port}" in command:
+        if f":{port}->" in ports or named.search(command):
             return name
     return None

@@ -22,7 +22,7 @@ from runner import ray_cluster
 from runner import server as srv
 from runner.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
 from runner.dry_run import describe
-from runner.hosts import HOSTS_FILE, LOCAL, Host, parse_hosts
+from runner.hosts import HOSTS_FILE, Host, parse_hosts
 from runner.lock import refresh_lock
 from runner.plan import Job, Plan, make_plan, router_yaml
 from runner.preflight import PreflightFailed, run_preflight
@@ -57,7 +57,7 @@ def clear_stale(plan: Plan) -> None:
     """Containers of this recipe left by a refresh that was killed outright: we hold the lock, so they are orphans."""
     if not plan.image:
         return
-    for host in dict.fromkeys([*plan.hosts, LOCAL]):
+    for host in plan.engines:
         try:
             removed = remove_labelled(host, f"{LABEL_RECIPE}={plan.recipe_id}")
         except HostUnreachable as exc:
@@ -281,15 +281,15 @@ def execute(plan: Plan, entry: Entry, progress: Progress, resumed_image_id: str 
             unclean = refresh.running.stop(wait_snapshot=code == 0)
         except BaseException as exc:
             unclean = [f"stopping failed ({type(exc).__name__}: {exc})"]
+        measured = code == 0
         for line in unclean:
             print(f"left unclean: {line}", file=sys.stderr)
-        if unclean:
-            code = code or 1
-            reason = reason or f"left unclean: {unclean[0]}"
+            progress.note(f"left unclean: {line.split(' (', 1)[0]}", f"left unclean: {line}")
+        code = code or (1 if unclean else 0)
         if (plan.raw_dir / "flags.json").exists():
             progress.snapshot = f"{plan.stamp}/flags.json"
         if progress.levels:
-            save(plan, entry, progress, complete=code == 0, reason=reason)
+            save(plan, entry, progress, complete=measured, reason=reason)
             print(f"\nwrote {plan.run_file} ({len(progress.levels)}/{len(plan.jobs)} levels)", file=sys.stderr)
     return code
 
@@ -349,7 +349,7 @@ def run_refresh(
             progress.notes = list(previous.notes)
             print(f"resuming run {previous.stamp}: {sorted(progress.levels)} done", file=sys.stderr)
         try:
-            progress.preflight = run_preflight(plan) if plan.image else []
+            progress.preflight = run_preflight(plan)
         except PreflightFailed as exc:
             print(f"preflight failed, nothing started:\n{exc}", file=sys.stderr)
             return 1

@@ -87,8 +87,7 @@ class Running:
         if self.router is not None:
             srv.stop_group(self.router, grace_s=5)
         unclean: dict[Host, str] = {}
-        hosts = list(dict.fromkeys([*self.plan.hosts, LOCAL])) if self.plan.image else []
-        self._remove(hosts, unclean)
+        self._remove(self.plan.engines if self.plan.image else [], unclean)
         for process in [*self.nodes.values(), *([self.serve] if self.serve else [])]:
             srv.stop_group(process)
         if self.snapshot is not None:

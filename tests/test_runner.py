@@ -18,6 +18,7 @@ import yaml
 
 from catalogue.cli import main
 from catalogue.flags.snapshot import installed_vllm_version
+from catalogue.launch import prompts_for
 from catalogue.loading import load_entry
 from catalogue.site.pages import render_recipe
 from runner.lock import refresh_lock
@@ -180,6 +181,7 @@ def fake_plan(folder: Path, mode: str, timeout: int = 300):
     return entry, plan, port
 
 
+@needs_vllm
 def test_server_that_exits_at_boot(tiny, capsys):
     _root, folder = tiny
     entry = load_entry(folder)
@@ -194,6 +196,7 @@ def test_server_that_exits_at_boot(tiny, capsys):
     assert ours_alive(str(folder)) == []
 
 
+@needs_vllm
 def test_server_never_healthy(tiny, capsys):
     _root, folder = tiny
     entry, plan, port = fake_plan(folder, "unhealthy", timeout=3)
@@ -208,10 +211,12 @@ def test_client_reports_failed_requests(tiny, capsys):
     entry, plan, port = fake_plan(folder, "failing")
     assert execute(plan, entry, Progress()) == 1
     err = capsys.readouterr().err
-    assert "refresh failed" in err and ("failed" in err or "client" in err)
+    requests = prompts_for(entry.recipe, 1)
+    assert f"refresh failed: c1: {requests} of {requests} requests failed" in err
     assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == []
 
 
+@needs_vllm
 def test_ctrl_c_stops_everything(tiny):
     _root, folder = tiny
     _entry, plan, port = fake_plan(folder, "unhealthy")
@@ -226,16 +231,66 @@ def test_ctrl_c_stops_everything(tiny):
     proc = subprocess.Popen(
         [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not ours_alive(f"fake_server.py {port}"):
+    # The server is up and recorded (sessions.txt is written once its session exists): Ctrl-C lands during boot.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (
+        ours_alive(f"fake_server.py {port}") and "server.log" in _sessions_text(folder)
+    ):
         time.sleep(0.1)
-    time.sleep(1)
     proc.send_signal(signal.SIGINT)
     # Stopping is bounded (each session: 10 s SIGTERM grace, then SIGKILL); a loaded 2-core machine needs slack.
     out = proc.communicate(timeout=120)[0]
     assert proc.returncode == 130, out
     assert "interrupted" in out
     assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == [] and sessions_left(folder) == {}
+
+
+def _sessions_text(folder: Path) -> str:
+    return (
+        "".join(p.read_text() for p in (folder / "runs").glob("*/sessions.txt")) if (folder / "runs").exists() else ""
+    )
+
+
+@needs_vllm
+def test_a_job_the_client_refuses_fails_before_any_server_starts(tiny, capsys):
+    """An image whose client lacks a flag would otherwise fail after a 30-minute cold boot."""
+    _root, folder = tiny
+    entry = load_entry(folder)
+    plan = make_plan(entry, local=True, port=free_port())
+    job = replace(plan.jobs[0], argv=[*plan.jobs[0].argv, "--no-such-flag", "1"])
+    plan = replace(plan, jobs=[job, *plan.jobs[1:]])
+    assert execute(plan, entry, Progress()) == 1
+    err = capsys.readouterr().err
+    assert "vLLM's benchmark client in this Python (vLLM 0.32.0) refuses level c1: " in err
+    assert "unrecognized arguments: --no-such-flag 1; no server was started" in err
+    logs = [line.split()[1] for line in (plan.raw_dir / "sessions.txt").read_text().splitlines()]
+    assert logs == ["snapshot.log", "client.log"] and not plan.run_file.exists()
+    assert ours_alive(str(folder)) == [] and sessions_left(folder) == {}
+
+
+def test_a_port_that_already_answers_is_refused_before_anything_starts(tiny, capsys):
+    """An owner's everyday server on the recipe's port: never taken for ours, named, nothing started."""
+    root, folder = tiny
+    port = free_port()
+    squatter = subprocess.Popen([sys.executable, str(REPO / "tests" / "fake_server.py"), str(port), "failing"])
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        assert main(["--root", str(root), "refresh", "tiny-cpu", "--port", str(port)]) == 1
+    finally:
+        squatter.terminate()
+        squatter.wait(timeout=10)
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        "preflight failed, nothing started:",
+        f"127.0.0.1:{port} already answers (a server reporting version fault-injection): stop it, or give the "
+        "refresh another --port",
+    ]
+    assert "healthy" not in err and not (folder / "runs").exists()
 
 
 def test_one_refresh_per_recipe(tiny, capsys):
