@@ -94,6 +94,9 @@ class CatalogueHooks:
             files.remove(file)
         for path in build.pages:
             files.append(File.generated(config, path, content=""))
+        api = importlib.import_module("catalogue.api")  # the JSON API (api/v1/): static files beside the pages
+        for path, text in api.api_documents(build.recipes).items():
+            files.append(File.generated(config, path, content=text))
         return files
 
     def env(self, env: Any) -> Any:

@@ -30,6 +30,8 @@ class SiteBuild:
     pages: dict[str, Page]
     checked_against: str
     refused: list[str]
+    recipes: list[tuple[Entry, Validation]] = field(default_factory=list)
+    """Every recipe that got a page (examples too), with its flag check and drift row: what catalogue.api reads."""
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,9 @@ def generate(
             {p.entry.id: p.body for p in publishable if p.body is not None},
         )
         pages = split_map(lambda batch: [job() for job in batch], jobs) + [b.page() for b in broken]
-    return SiteBuild({page.path: page for page in pages}, checker.source, refused)
+    return SiteBuild(
+        {page.path: page for page in pages}, checker.source, refused, [(p.entry, p.validation) for p in publishable]
+    )
 
 
 SERVE_REBUILDS = Rebuilds()

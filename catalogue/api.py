@@ -1,0 +1,228 @@
+"""The static JSON API (`api/v1/`): the published catalogue as data, built with the site.
+
+`api/v1/index.json` lists every published recipe with its headline figures and drift verdicts;
+`api/v1/recipes/<id>.json` holds one recipe, all its runs and its drift row; `api/v1/schema/`
+holds the JSON Schemas of both, generated from the models below. `api_documents` turns entries
+and their flag checks into those files' text; the MkDocs hook and `catalogue export` write them.
+The figures are the ones the pages show: the same newest run (`Entry.latest`), the same best
+level (`view.best_generation`), the same drift row (`flags.drift.drift_row`, computed once by the build).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from catalogue.benchmark import BenchmarkRun
+from catalogue.flags.drift import DriftCell, accepted_by
+from catalogue.loading import Entry
+from catalogue.recipe import Recipe
+from catalogue.site.pages import recipe_path
+from catalogue.site.urls import page_url
+from catalogue.site.view import Validation, best_generation, topology_label, withheld_peaks
+from catalogue.strict import Strict
+from catalogue.topology import node_count
+
+API_VERSION: Literal["v1"] = "v1"
+API_DIR = f"api/{API_VERSION}"
+INDEX_PATH = f"{API_DIR}/index.json"
+INDEX_SCHEMA_PATH = f"{API_DIR}/schema/index.schema.json"
+RECIPE_SCHEMA_PATH = f"{API_DIR}/schema/recipe.schema.json"
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def recipe_document_path(recipe_id: str) -> str:
+    """Where a recipe's document goes, relative to the site root."""
+    return f"{API_DIR}/recipes/{recipe_id}.json"
+
+
+class ApiHardware(Strict):
+    """The machines a recipe runs on."""
+
+    name: str = Field(description="Hardware name as the recipe gives it, e.g. 'ASUS GX10 / NVIDIA DGX Spark'.")
+    platform: str = Field(description="Platform profile name (platforms/<name>.yaml), e.g. 'dgx-spark'.")
+    nodes: int = Field(ge=1, description="Machines the topology uses: 1 (solo), the cluster's nodes, or the replicas.")
+
+
+class DriftVerdict(Strict):
+    """One committed vLLM release's verdict on a recipe's flags (the recipe page's drift row)."""
+
+    version: str = Field(description="The release's full version, e.g. '0.31.0'.")
+    release: str = Field(description="The release as the pages name it, e.g. '0.31'.")
+    accepted: bool = Field(description="Whether that release's argument parser accepts every upstream flag.")
+    problems: list[str] = Field(description="One line per refused flag, e.g. '--x renamed to --y'; empty if accepted.")
+
+
+class Headline(Strict):
+    """The index's headline figures and the run and workload they come from (the page's newest run)."""
+
+    run: str = Field(description="Id (UTC stamp) of the run the figures come from: runs/<id>.json.")
+    measured_on: dt.date | None = Field(description="When the run was measured; null if its source does not say.")
+    method: Literal["measured", "imported"] = Field(description="Measured by the catalogue's runner, or imported.")
+    workload: str | None = Field(description="What the benchmark client sent, in words; null if not stated.")
+    best_generation_tps: float | None = Field(description="Highest sustained generation rate of the run, tok/s.")
+    best_concurrency: int | None = Field(description="The concurrency of that best generation rate.")
+    single_stream_generation_tps: float | None = Field(description="Generation at concurrency 1, tok/s; null if none.")
+
+
+class IndexRecipe(Strict):
+    """One published recipe in the index."""
+
+    id: str = Field(description="Recipe id (its folder name).")
+    title: str = Field(description="Recipe title, plain text.")
+    model: str = Field(description="Model as served, e.g. 'openai/gpt-oss-120b'.")
+    hardware: ApiHardware = Field(description="Hardware name, platform and machine count.")
+    topology: str = Field(description="Topology as the pages name it, e.g. 'solo', 'cluster TP=2 (2 nodes)'.")
+    topology_kind: Literal["solo", "cluster", "replicas"] = Field(description="The topology's kind.")
+    status: str = Field(description="Maturity: production, experimental, community or deprecated.")
+    verified: dt.date | None = Field(description="Date of the newest measurement among its runs.")
+    page: str = Field(description="The recipe's HTML page, relative to the site root.")
+    document: str = Field(description="The recipe's JSON document, relative to the site root.")
+    headline: Headline | None = Field(description="Headline figures of the newest run; null without a run.")
+    accepted_by: list[str] = Field(description="Committed vLLM releases whose parser accepts its flags.")
+    drift: list[DriftVerdict] = Field(description="Every committed vLLM release's verdict, oldest first.")
+
+
+class ApiIndex(Strict):
+    """api/v1/index.json: every published recipe."""
+
+    version: Literal["v1"] = Field(description="API version; a change that breaks readers gets a new one.")
+    generated_at: dt.datetime = Field(description="When the site was built (UTC; SOURCE_DATE_EPOCH when set).")
+    recipes: list[IndexRecipe] = Field(description="Every published recipe, sorted by id.")
+
+
+class ApiRun(BenchmarkRun):
+    """One run as its file holds it, plus its id, its workload in words and its withheld peaks."""
+
+    id: str = Field(description="The run's id, its UTC stamp: its file is runs/<id>.json.")
+    workload_description: str | None = Field(description="The workload in words; null if not stated.")
+    withheld_peaks: list[str] = Field(
+        description="Levels whose one-second peak the pages do not publish, with why (peak_tps keeps the raw value)."
+    )
+
+
+class RecipeDocument(Strict):
+    """api/v1/recipes/<id>.json: one recipe, its runs and its drift row."""
+
+    version: Literal["v1"] = Field(description="API version; a change that breaks readers gets a new one.")
+    generated_at: dt.datetime = Field(description="When the site was built (UTC; SOURCE_DATE_EPOCH when set).")
+    id: str = Field(description="Recipe id (its folder name).")
+    page: str = Field(description="The recipe's HTML page, relative to the site root.")
+    recipe: Recipe = Field(description="The recipe file, as its model reads it (recipe.schema.json in schemas/).")
+    runs: list[ApiRun] = Field(description="Every run, oldest first.")
+    latest_run: str | None = Field(description="Id of the run the page's tables show; null without a run.")
+    headline: Headline | None = Field(description="The index's headline figures for this recipe.")
+    drift: list[DriftVerdict] = Field(description="Every committed vLLM release's verdict, oldest first.")
+
+
+def build_time() -> dt.datetime:
+    """Now in UTC to the second, or $SOURCE_DATE_EPOCH (reproducible builds)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    now = dt.datetime.fromtimestamp(int(epoch), dt.UTC) if epoch else dt.datetime.now(dt.UTC)
+    return now.replace(microsecond=0)
+
+
+def drift_verdicts(row: Sequence[DriftCell]) -> list[DriftVerdict]:
+    """The drift row as data."""
+    return [
+        DriftVerdict(version=c.version, release=c.short_version, accepted=c.accepted, problems=list(c.problems))
+        for c in row
+    ]
+
+
+def headline(entry: Entry) -> Headline | None:
+    """The index page's figures (newest run: c=1 and best generation) with the run they come from."""
+    run = entry.latest
+    if run is None:
+        return None
+    best, single = best_generation(run), run.level(1)
+    return Headline(
+        run=run.stamp,
+        measured_on=run.measured_on,
+        method=run.provenance.method,
+        workload=run.workload.describe() if run.workload else None,
+        best_generation_tps=best.generation_tps if best else None,
+        best_concurrency=best.concurrency if best else None,
+        single_stream_generation_tps=single.generation_tps if single else None,
+    )
+
+
+def api_run(run: BenchmarkRun) -> ApiRun:
+    """A run with its id, workload in words and withheld peaks."""
+    return ApiRun.model_validate(
+        {
+            **dict(run),
+            "id": run.stamp,
+            "workload_description": run.workload.describe() if run.workload else None,
+            "withheld_peaks": withheld_peaks(run),
+        }
+    )
+
+
+def index_recipe(entry: Entry, validation: Validation) -> IndexRecipe:
+    recipe = entry.recipe
+    drift = drift_verdicts(validation.drift)
+    return IndexRecipe(
+        id=entry.id,
+        title=recipe.title,
+        model=recipe.model,
+        hardware=ApiHardware(name=recipe.hardware.name, platform=recipe.hardware.platform, nodes=node_count(recipe)),
+        topology=topology_label(recipe),
+        topology_kind=recipe.topology.kind,
+        status=recipe.status,
+        verified=entry.verified,
+        page=page_url(recipe_path(entry)),
+        document=recipe_document_path(entry.id),
+        headline=headline(entry),
+        accepted_by=accepted_by(validation.drift),
+        drift=drift,
+    )
+
+
+def recipe_document(entry: Entry, validation: Validation, generated_at: dt.datetime) -> RecipeDocument:
+    latest = entry.latest
+    return RecipeDocument(
+        version=API_VERSION,
+        generated_at=generated_at,
+        id=entry.id,
+        page=page_url(recipe_path(entry)),
+        recipe=entry.recipe,
+        runs=[api_run(run) for run in entry.runs],
+        latest_run=latest.stamp if latest else None,
+        headline=headline(entry),
+        drift=drift_verdicts(validation.drift),
+    )
+
+
+def schema_text(model: type[BaseModel]) -> str:
+    """A model's JSON Schema (the form it is written in), naming its dialect."""
+    schema = {"$schema": JSON_SCHEMA_DIALECT, **model.model_json_schema(mode="serialization")}
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def api_schemas() -> dict[str, str]:
+    """Path -> JSON Schema text of both documents."""
+    return {
+        INDEX_SCHEMA_PATH: schema_text(ApiIndex),
+        RECIPE_SCHEMA_PATH: schema_text(RecipeDocument),
+    }
+
+
+def api_documents(
+    recipes: Sequence[tuple[Entry, Validation]], generated_at: dt.datetime | None = None
+) -> dict[str, str]:
+    """Path (relative to the site root) -> text of every API file: the index, one document per published
+    recipe (examples, `publish: false`, are left out) and the two schemas."""
+    when = generated_at or build_time()
+    published = sorted(((e, v) for e, v in recipes if e.recipe.publish), key=lambda pair: pair[0].id)
+    index = ApiIndex(version=API_VERSION, generated_at=when, recipes=[index_recipe(e, v) for e, v in published])
+    files = {INDEX_PATH: index.model_dump_json(indent=2) + "\n"}
+    for entry, validation in published:
+        document = recipe_document(entry, validation, when)
+        files[recipe_document_path(entry.id)] = document.model_dump_json(indent=2) + "\n"
+    return {**files, **api_schemas()}

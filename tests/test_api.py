@@ -1,0 +1,174 @@
+"""The static JSON API (api/v1/): documents valid against their published schemas, figures equal to the pages'."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import re
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from catalogue.api import INDEX_PATH, INDEX_SCHEMA_PATH, RECIPE_SCHEMA_PATH, api_documents, recipe_document_path
+from catalogue.benchmark import LevelResult
+from catalogue.cli import main
+from catalogue.flags.drift import release_checkers, release_snapshots
+from catalogue.metrics import METRICS
+from catalogue.site.build import SiteBuild, generate
+from catalogue.site.pages import INDEX, index_rows, recipe_path
+from catalogue.site.templating import fmt_num
+from tests.site_support import REPO, mkdocs_build
+
+WHEN = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)
+PERF_TABLE = re.compile(r'<table class="rc-perf">(.*?)</table>', re.S)
+HEADER = re.compile(r"<th>(.*?)</th>")
+ROW = re.compile(r"<tr><td>(.*?)</td></tr>", re.S)
+SPREAD = re.compile(r"\s*<small>.*?</small>")
+RELEASE = re.compile(r'<span class="rc-release (rc-release-ok|rc-release-no)" title="([^"]*)">vLLM ([^ ]+) ')
+BY_HEADER = {m.header: m for m in METRICS}
+
+
+@pytest.fixture(scope="module")
+def build() -> SiteBuild:
+    """The committed catalogue as the site builds it, checked against the newest committed release snapshot."""
+    releases = release_checkers()
+    return generate([REPO / "recipes", REPO / "examples"], releases[-1], releases=releases)
+
+
+@pytest.fixture(scope="module")
+def documents(build: SiteBuild) -> dict[str, str]:
+    return api_documents(build.recipes, WHEN)
+
+
+def validator(documents: dict[str, str], path: str) -> Draft202012Validator:
+    schema = json.loads(documents[path])
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def test_documents_validate_against_their_published_schemas(build, documents):
+    published = sorted(e.id for e, _ in build.recipes if e.recipe.publish)
+    index = json.loads(documents[INDEX_PATH])
+    errors = [e.message for e in validator(documents, INDEX_SCHEMA_PATH).iter_errors(index)]
+    assert errors == []
+    assert [row["id"] for row in index["recipes"]] == published  # examples are not part of the API
+    assert index["version"] == "v1" and index["generated_at"] == "2026-11-23T12:00:00Z"
+    recipe_schema = validator(documents, RECIPE_SCHEMA_PATH)
+    for recipe_id in published:
+        document = json.loads(documents[recipe_document_path(recipe_id)])
+        assert [e.message for e in recipe_schema.iter_errors(document)] == [], recipe_id
+        assert document["id"] == recipe_id and document["version"] == "v1"
+    assert not any("tiny-cpu" in path for path in documents)
+
+
+def test_schemas_forbid_unknown_fields_and_describe_every_field(documents):
+    for path in (INDEX_SCHEMA_PATH, RECIPE_SCHEMA_PATH):
+        schema = json.loads(documents[path])
+        models = [schema, *schema["$defs"].values()]
+        for model in (m for m in models if m.get("type") == "object" and "properties" in m):
+            assert model["additionalProperties"] is False, model["title"]
+            for name, field in model["properties"].items():
+                assert field.get("description"), f"{model['title']}.{name}"
+    index = json.loads(documents[INDEX_PATH])
+    index["recipes"][0]["extra"] = 1
+    assert not validator(documents, INDEX_SCHEMA_PATH).is_valid(index)
+
+
+def perf_table(body: str) -> tuple[list[str], list[list[str]]]:
+    """The headers and cell texts of a recipe page's performance table (its newest run), ± parts dropped."""
+    found = PERF_TABLE.search(body)
+    assert found, "the page has a performance table"
+    table = found.group(1)
+    headers = [html.unescape(h) for h in HEADER.findall(table)]
+    rows = [[html.unescape(SPREAD.sub("", c)) for c in row.split("</td><td>")] for row in ROW.findall(table)]
+    return headers, rows
+
+
+def test_each_recipe_page_shows_its_documents_figures(build, documents):
+    compared = 0
+    for entry, _ in build.recipes:
+        if not entry.recipe.publish:
+            continue
+        document = json.loads(documents[recipe_document_path(entry.id)])
+        run = next(r for r in document["runs"] if r["id"] == document["latest_run"])
+        headers, rows = perf_table(build.pages[recipe_path(entry)].body)
+        assert headers[0] == "Concurrency"
+        assert len(rows) == len(run["levels"]), entry.id
+        for cells, level_json in zip(rows, run["levels"]):
+            level = LevelResult.model_validate(level_json)  # the JSON's figures, read as the page reads a run
+            assert cells[0] == str(level.concurrency)
+            expected = [fmt_num(BY_HEADER[h].get(level)) for h in headers[1:]]
+            assert cells[1:] == expected, (entry.id, level.concurrency)
+            compared += len(expected)
+    assert compared > 100
+
+
+def test_each_recipe_page_shows_its_documents_drift_row(build, documents):
+    for entry, _ in build.recipes:
+        if not entry.recipe.publish:
+            continue
+        document = json.loads(documents[recipe_document_path(entry.id)])
+        shown = [
+            (release, cls == "rc-release-ok", html.unescape(title))
+            for cls, title, release in RELEASE.findall(build.pages[recipe_path(entry)].head)
+        ]
+        expected = [
+            (d["release"], d["accepted"], "; ".join(d["problems"]) or "every flag parses") for d in document["drift"]
+        ]
+        assert shown == expected and len(shown) == len(release_snapshots()), entry.id
+
+
+def test_index_headline_figures_equal_the_index_pages(build, documents):
+    published = [e for e, _ in build.recipes if e.recipe.publish]
+    validations = {e.id: v for e, v in build.recipes}
+    rows = {row["title"]: row for row in index_rows(published, validations)}
+    index = json.loads(documents[INDEX_PATH])
+    assert len(index["recipes"]) == len(rows)
+    for item in index["recipes"]:
+        row, headline = rows[item["title"]], item["headline"]
+        assert (row["single"], row["best"], row["best_c"]) == (
+            headline["single_stream_generation_tps"],
+            headline["best_generation_tps"],
+            headline["best_concurrency"],
+        )
+        assert row["vllm"].split() == item["accepted_by"]
+        assert (row["model"], row["hardware"], row["topology"], row["status"]) == (
+            item["model"],
+            item["hardware"]["name"],
+            item["topology"],
+            item["status"],
+        )
+        assert f"{item['page']}" in build.pages[INDEX].body and row["url"] == item["page"]
+        run = next(r for r in json.loads(documents[item["document"]])["runs"] if r["id"] == headline["run"])
+        assert headline["workload"] == run["workload_description"]
+
+
+def test_generated_at_is_source_date_epoch_when_set(build, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1795435200")
+    index = json.loads(api_documents(build.recipes)[INDEX_PATH])
+    assert index["generated_at"] == "2026-11-23T12:00:00Z"
+
+
+def test_export_writes_the_api(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CATALOGUE_FLAGS_SNAPSHOT", str(release_snapshots()[-1]))  # no vLLM import
+    out = tmp_path / "export"
+    assert main(["--root", str(REPO / "recipes"), "export", str(out), "gptoss-120b"]) == 0
+    api = sorted(p.relative_to(out).as_posix() for p in (out / "api").rglob("*.json"))
+    assert api == [INDEX_PATH, recipe_document_path("gptoss-120b"), INDEX_SCHEMA_PATH, RECIPE_SCHEMA_PATH]
+    assert "API file(s)" in capsys.readouterr().out
+
+
+def test_mkdocs_build_publishes_the_api(tmp_path, build):
+    result = mkdocs_build(tmp_path / "site", CATALOGUE_FLAGS_SNAPSHOT=str(release_snapshots()[-1]))
+    assert result.returncode == 0, result.stderr
+    api = tmp_path / "site" / "api" / "v1"
+    index = json.loads((api / "index.json").read_text())
+    schema = json.loads((api / "schema" / "index.schema.json").read_text())
+    assert list(Draft202012Validator(schema).iter_errors(index)) == []
+    recipe_schema = Draft202012Validator(json.loads((api / "schema" / "recipe.schema.json").read_text()))
+    for item in index["recipes"]:
+        document = json.loads((tmp_path / "site" / item["document"]).read_text())
+        assert list(recipe_schema.iter_errors(document)) == [], item["id"]
+        assert (tmp_path / "site" / item["page"] / "index.html").exists()
+    assert [r["id"] for r in index["recipes"]] == sorted(e.id for e, _ in build.recipes if e.recipe.publish)
