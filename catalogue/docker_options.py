@@ -1,57 +1,80 @@
-"""`docker run` options as groups of words (an option and its value), keyed by what they set.
+"""`docker run` options, walked as docker reads them: each option's long name and value, and the words it spans.
 
-Which options take a value comes from the committed `docker run --help` snapshot (catalogue.paste.docker_run)."""
+Which options take a value comes from the committed `docker run --help` snapshot (catalogue.paste.docker_run).
+The run policy classifies what `walk_options` finds; platform profiles merge by `option_key`."""
 
 from __future__ import annotations
 
-from functools import cache
+import itertools
+from functools import lru_cache
 
 from catalogue.paste.docker_run import DockerRunOptions
 
+OPTION_ALIASES = {"net": "network", "net-alias": "network-alias"}
+"""Spellings docker accepts but leaves out of `docker run --help`."""
 
-@cache
-def _known() -> DockerRunOptions:
+
+@lru_cache(maxsize=1)
+def docker_options() -> DockerRunOptions:
+    """Which `docker run` options take a value (the committed snapshot)."""
     return DockerRunOptions.committed()
 
 
-def long_name(word: str) -> str:
-    """`--ipc=host` -> `ipc`; `-v` -> `volume`; `-it` -> `interactive` (its first letter)."""
-    if word.startswith("--"):
-        return word[2:].split("=", 1)[0]
-    return _known().short.get(word[1:2], word[1:])
+def walk_options(options: list[str]) -> list[tuple[int, str, str | None]]:
+    """(index of the first word, long option name, value) for each option; an unknown word gives name '?'."""
+    known = docker_options()
+    out: list[tuple[int, str, str | None]] = []
+    i = 0
+    while i < len(options):
+        word, start = options[i], i
+        i += 1
+        if word.startswith("--"):
+            long, eq, value = word[2:].partition("=")
+            long = OPTION_ALIASES.get(long, long)
+            if long not in known.takes_value:
+                out.append((start, "?" + word, None))
+                continue
+            if known.takes_value[long] and not eq:
+                value = options[i] if i < len(options) else ""
+                i += 1
+            out.append((start, long, value if (eq or known.takes_value[long]) else None))
+        elif word.startswith("-") and len(word) > 1:
+            letters = word[1:]
+            for j, letter in enumerate(letters):
+                long = known.short.get(letter, "")
+                if not long:
+                    out.append((start, "?-" + letter, None))
+                    break
+                if known.takes_value[long]:
+                    value = letters[j + 1 :].removeprefix("=")
+                    if not value:
+                        value = options[i] if i < len(options) else ""
+                        i += 1
+                    out.append((start, long, value))
+                    break
+                out.append((start, long, None))
+        else:
+            out.append((start, "?" + word, None))
+    return out
 
 
 def split_options(words: list[str]) -> list[list[str]]:
-    """Group option words: `--ipc host`, `--ipc=host`, `-v a:b`, `-p8000:8000`, `-d` each become one group."""
-    known = _known()
-    groups: list[list[str]] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        name = long_name(word)
-        inline = ("=" in word and word.startswith("--")) or (
-            not word.startswith("--") and len(word) > 2 and known.takes_value.get(name, False)
-        )
-        takes = known.takes_value.get(name, False) and not inline and word.startswith("-")
-        groups.append(words[i : i + 2] if takes else [word])
-        i += 2 if takes else 1
-    return groups
+    """The words of each option: `--ipc host`, `--ipc=host`, `-v a:b`, `-p8000:8000`, `-it` each one group."""
+    starts = sorted({start for start, _, _ in walk_options(words)})
+    bounds = [*starts, len(words)]
+    return [words[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def option_value(group: list[str]) -> str:
-    """The value of a grouped option ('' for a switch)."""
-    if len(group) == 2:
-        return group[1]
-    word = group[0]
-    if word.startswith("--"):
-        return word.split("=", 1)[1] if "=" in word else ""
-    return word[2:].removeprefix("=")
+    """The value of one grouped option ('' for a switch)."""
+    walked = walk_options(group)
+    return (walked[-1][2] or "") if walked else ""
 
 
 def option_key(group: list[str]) -> str:
     """What an option sets, so that a recipe's option replaces the profile's: `ulimit:memlock`, `volume:/dst`."""
-    name = long_name(group[0])
-    name = {"net": "network"}.get(name, name)
+    walked = walk_options(group)
+    name = walked[-1][1] if walked else group[0]
     value = option_value(group)
     if name == "ulimit":
         return f"ulimit:{value.split('=', 1)[0]}"

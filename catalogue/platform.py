@@ -119,7 +119,27 @@ def _read_platform(path: Path, _stamp: int) -> Platform:
         raise from_validation(path, exc, text) from None
     if platform.name != name:
         raise CatalogueError(path, f"name is {platform.name!r} but the file is {name}.yaml", "name")
+    check_policy(path, platform)
     return platform
+
+
+def check_policy(path: Path, platform: Platform) -> None:
+    """A profile is held to the run policy as a recipe is: a never-class option or variable is a load error.
+    (Its consent-class options, RDMA's, need the owner's --allow when a run uses them.)"""
+    from catalogue.policy import check_env, check_options
+
+    rdma = platform.multi_node.rdma if platform.multi_node else None
+    sections = [
+        ("options", check_options(platform.options, {})),
+        ("env", check_env(platform.env)),
+        ("multi_node.env", check_env(platform.multi_node.env) if platform.multi_node else []),
+        ("multi_node.rdma.options", check_options(rdma.options, {}) if rdma else []),
+        ("multi_node.rdma.env", check_env(rdma.env) if rdma else []),
+    ]
+    for field_name, found in sections:
+        for finding in found:
+            if finding.cls == "never":
+                raise CatalogueError(path, finding.line(), field_name)
 
 
 def fill(template: str, node: NodeNet, role: str) -> str:

@@ -11,13 +11,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from catalogue import policy_rules as rules
+from catalogue.docker_options import docker_options, walk_options
 from catalogue.errors import yaml_line
-from catalogue.paste.docker_run import DockerRunOptions
 from catalogue.secret_scan import is_literal, mask, scan_text, value_is_secret
 
 FindingClass = Literal["never", "consent", "note"]
@@ -63,50 +62,6 @@ class PolicyFinding:
     def __str__(self) -> str:
         where = f"{self.source}:{self.lineno}" if self.lineno else self.source
         return f"{where}: {self.line()}" if where else self.line()
-
-
-@lru_cache(maxsize=1)
-def docker_options() -> DockerRunOptions:
-    """Which `docker run` options take a value (the committed snapshot)."""
-    return DockerRunOptions.committed()
-
-
-def walk_options(options: list[str]) -> list[tuple[int, str, str | None]]:
-    """(index of the first word, long option name, value) for each option; an unknown word gives name '?'."""
-    known = docker_options()
-    out: list[tuple[int, str, str | None]] = []
-    i = 0
-    while i < len(options):
-        word, start = options[i], i
-        i += 1
-        if word.startswith("--"):
-            long, eq, value = word[2:].partition("=")
-            long = rules.OPTION_ALIASES.get(long, long)
-            if long not in known.takes_value:
-                out.append((start, "?" + word, None))
-                continue
-            if known.takes_value[long] and not eq:
-                value = options[i] if i < len(options) else ""
-                i += 1
-            out.append((start, long, value if (eq or known.takes_value[long]) else None))
-        elif word.startswith("-") and len(word) > 1:
-            letters = word[1:]
-            for j, letter in enumerate(letters):
-                long = known.short.get(letter, "")
-                if not long:
-                    out.append((start, "?-" + letter, None))
-                    break
-                if known.takes_value[long]:
-                    value = letters[j + 1 :].removeprefix("=")
-                    if not value:
-                        value = options[i] if i < len(options) else ""
-                        i += 1
-                    out.append((start, long, value))
-                    break
-                out.append((start, long, None))
-        else:
-            out.append((start, "?" + word, None))
-    return out
 
 
 def option_rule(name: str, value: str | None) -> rules.OptionRule | None:

@@ -305,8 +305,6 @@ ALLOWED_OPTIONS: dict[str, str] = {
 MOUNT_OPTIONS = ("volume", "mount")
 """Checked by what they mount (the rules below), not by a row of OPTION_RULES."""
 
-OPTION_ALIASES = {"net": "network", "net-alias": "network-alias"}
-"""Spellings docker accepts but leaves out of `docker run --help`."""
 
 # Mounts (CIS 5.5, 5.31; PSS baseline: HostPath Volumes).
 NEVER_TREES = (

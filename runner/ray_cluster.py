@@ -54,4 +54,4 @@ def start_serve(plan: Plan, running: Running) -> None:
     """`vllm serve` on the head (docker exec into its container, or a local process)."""
     head = plan.nodes[0]
     assert head.exec_argv is not None
-    running.serve = srv.start(head.exec_argv, head.env, plan.raw_dir / SERVE_LOG)
+    running.serve = srv.start(head.exec_argv, head.env, plan.raw_dir / SERVE_LOG, redact=running.redact)

@@ -8,9 +8,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 import psutil
@@ -25,15 +27,24 @@ SESSIONS_FILE = "sessions.txt"
 
 
 def start(
-    argv: list[str], env: dict[str, str], log_path: Path, *, stdin: int | None = subprocess.DEVNULL
+    argv: list[str],
+    env: dict[str, str],
+    log_path: Path,
+    *,
+    stdin: int | None = subprocess.DEVNULL,
+    redact: Sequence[str] = (),
 ) -> subprocess.Popen:
-    """Launch `argv` in a new session, so that stopping it can end everything it started; record the session."""
+    """Launch `argv` in a new session, so that stopping it can end everything it started; record the session.
+
+    With `redact`, its output reaches the log through a filter that masks those values: a secret the process
+    prints (vLLM logs its non-default arguments at start-up) is never written."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    secrets = [s.encode() for s in redact if s]
     try:
         with open(log_path, "ab") as log:
             process = subprocess.Popen(
                 [executable(argv[0]), *argv[1:]],
-                stdout=log,
+                stdout=subprocess.PIPE if secrets else log,
                 stderr=subprocess.STDOUT,
                 stdin=stdin,
                 env={**os.environ, **env},
@@ -41,9 +52,22 @@ def start(
             )
     except OSError as exc:
         raise ServerFailed(f"cannot start {argv[0]}: {exc.strerror}") from None
+    if secrets:
+        threading.Thread(target=_copy_redacted, args=(process, log_path, secrets), daemon=True).start()
     with open(log_path.parent / SESSIONS_FILE, "a", encoding="utf-8") as sessions:
         sessions.write(f"{process.pid} {log_path.name}\n")
     return process
+
+
+def _copy_redacted(process: subprocess.Popen, log_path: Path, secrets: list[bytes]) -> None:
+    """The process's output, line by line, into its log with every secret masked."""
+    assert process.stdout is not None
+    with open(log_path, "ab") as log:
+        for line in iter(process.stdout.readline, b""):
+            for secret in secrets:
+                line = line.replace(secret, b"[redacted]")
+            log.write(line)
+            log.flush()
 
 
 def executable(name: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 
 from runner import server as srv
@@ -50,3 +51,15 @@ def test_first_error_is_the_root_cause_not_a_warning_or_a_wrapper(tmp_path):
         str(failed).splitlines()[0]
         == "head on host a exited with code 1: ValueError: current platform cpu does not support ray."
     )
+
+
+def test_a_secret_a_process_prints_is_masked_before_its_log_is_written(tmp_path):
+    """vLLM logs its non-default arguments at start-up; whatever a process prints passes the filter first."""
+    log = tmp_path / "server.log"
+    code = "print('non-default args: api_key=hf_Probe123 key=sk-probe'); print('ready', flush=True)"
+    process = srv.start([sys.executable, "-c", code], {}, log, redact=["hf_Probe123", "sk-probe"])
+    assert process.wait(timeout=30) == 0
+    deadline = time.monotonic() + 30
+    while "ready" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert log.read_text() == "non-default args: api_key=[redacted] key=[redacted]\nready\n"

@@ -1,0 +1,79 @@
+"""The run policy before anything starts: the recipe's launch and what its platform profile adds, the owner's
+`--allow`s, and the variables the recipe takes from the owner's environment by name.
+
+catalogue.policy classifies; this module decides whether this owner's run may start, and says why not."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from catalogue.loading import RECIPE_FILE, Entry
+from catalogue.policy import PolicyFinding, check_env, check_options, check_recipe_file, errors, missing_allows
+from runner.plan import Plan
+
+
+def normal_allow(name: str) -> str:
+    """`cap-add=IPC_LOCK`, `--cap-add=IPC_LOCK` and `--cap-add IPC_LOCK` all name '--cap-add IPC_LOCK'."""
+    name = " ".join(name.split())
+    if not name.startswith("--"):
+        name = "--" + name
+    head, eq, value = name.partition("=")
+    return f"{head} {value}" if eq and " " not in head else name
+
+
+def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
+    """The policy's verdicts on everything the run would start: the recipe's launch and the profile's part."""
+    path = entry.folder / RECIPE_FILE
+    found = check_recipe_file(path, entry.recipe.serving)
+    seen: set[str] = set()
+    for node in plan.nodes:
+        part = node.profile
+        if part is None:
+            continue
+        source = f"platforms/{part.platform}.yaml"
+        for finding in [*check_options(part.options, {}), *check_env(part.env)]:
+            if finding.option in seen:
+                continue
+            seen.add(finding.option)
+            reason = (
+                (finding.reason or f"added by the {part.platform} platform profile")
+                if finding.cls == "consent"
+                else None
+            )
+            found.append(replace(finding, source=source, reason=reason))
+    return found
+
+
+def refusals(found: list[PolicyFinding], allowed: list[str]) -> list[str]:
+    """Why this run may not start, one line each: never-class findings, consent the owner has not given, and
+    variables the recipe takes from the environment that are not set."""
+    lines = [str(f) for f in errors(found)]
+    given = [normal_allow(a) for a in allowed]
+    for name in missing_allows(found, given):
+        finding = next(f for f in found if f.option == name)
+        where = f"{finding.source}:{finding.lineno}" if finding.lineno else finding.source
+        lines.append(
+            f"{where}: consent: {name}: {finding.why}; the owner has not allowed it "
+            f"(declared: {finding.reason}; run with --allow '{name}')"
+        )
+    return lines
+
+
+def missing_env(entry: Entry, env: dict[str, str] | None = None) -> list[str]:
+    """Lines for the variables the recipe takes by name that this environment does not have."""
+    environ = os.environ if env is None else env
+    path: Path = entry.folder / RECIPE_FILE
+    return [
+        f"{path}: serving.env_from_host: {name} is not set here: export it first (the runner passes it to the "
+        "containers by name and never writes its value down)"
+        for name in entry.recipe.serving.env_from_host
+        if not environ.get(name)
+    ]
+
+
+def secret_values(entry: Entry, env: dict[str, str] | None = None) -> list[str]:
+    """The values of the recipe's by-name variables in this environment: what logs must never contain."""
+    environ = os.environ if env is None else env
+    return [environ[name] for name in entry.recipe.serving.env_from_host if environ.get(name)]
