@@ -79,6 +79,26 @@ class NodeCommand(Strict):
     command: list[str] = Field(description="The exact argv (docker run ... or vllm serve ...).")
 
 
+class HostFacts(Strict):
+    """What one host and its image were when the runner measured: what a reproduction must match."""
+
+    host: str = Field(description="Host name as the runner was given it.")
+    docker_version: str | None = Field(None, description="Docker engine version; null for a local process.")
+    kernel: str | None = Field(None, description="Kernel release of the host.")
+    os: str | None = Field(None, description="Operating system of the host.")
+    cpu: str | None = Field(None, description="CPU model and core count.")
+    image_id: str | None = Field(None, description="The image's local content id on this host.")
+    image_digest: str | None = Field(None, description="Registry digest (repo@sha256:...); null when built locally.")
+    image_note: str | None = Field(None, description="How to get the same image when there is no digest.")
+    vllm_version: str | None = Field(None, description="vLLM's version in the image (package metadata).")
+    vllm_commit: str | None = Field(None, description="vLLM's commit, where its build records one.")
+    model_revision: str | None = Field(None, description="The model's pinned revision; empty when unknown.")
+    model_revision_from: str | None = Field(None, description="Where the revision comes from.")
+    gpu: str | None = Field(None, description="GPU names from nvidia-smi, or 'no GPU'.")
+    gpu_driver: str | None = Field(None, description="NVIDIA driver version.")
+    cuda: str | None = Field(None, description="CUDA version nvidia-smi reports.")
+
+
 class MeasuredProvenance(Strict):
     """Figures measured by this project's runner."""
 
@@ -106,6 +126,9 @@ class MeasuredProvenance(Strict):
     preflight: list[str] = Field(
         default_factory=list,
         description="What the checks before the start found per host: docker version, image id, GPUs, interfaces.",
+    )
+    hosts: list[HostFacts] = Field(
+        default_factory=list, description="Per host: engine, kernel, OS, CPU, image digest, vLLM, model revision, GPU."
     )
 
 

@@ -153,6 +153,17 @@ class Comparison(Strict):
     )
 
 
+class RegressionBand(Strict):
+    """When a figure counts as changed against the run before (where the runs measured no repeats)."""
+
+    throughput_ratio: float = Field(
+        0.8, gt=0, lt=1, description="A throughput below this share of the baseline's has regressed."
+    )
+    latency_ratio: float = Field(
+        1.2, gt=1, description="A latency above this multiple of the baseline's has regressed."
+    )
+
+
 class Sweep(Strict):
     """How the runner measures the recipe."""
 
@@ -170,6 +181,10 @@ class Sweep(Strict):
     )
     long_context: list[PositiveInt] = Field(default_factory=list, description="Prompt lengths of long-context levels.")
     health_timeout_s: PositiveInt = Field(1800, description="How long a cold boot may take before /health answers.")
+    regression: RegressionBand = Field(
+        default_factory=RegressionBand,
+        description="Noise band of the regression check (PyTorch's vLLM benchmark thresholds by default).",
+    )
 
     @model_validator(mode="after")
     def _ascending(self) -> Sweep:
@@ -229,6 +244,10 @@ class Recipe(Strict):
         todo = self.first_todo()
         if self.publish and todo:
             raise ValueError(f"{todo} still says TODO: fill it in, or keep `publish: false`")
+        machines = {"cluster": "nodes", "replicas": "replicas"}.get(self.topology.kind)
+        uses = getattr(self.topology, machines) if machines else 1
+        if self.hardware.nodes != uses:
+            raise ValueError(f"hardware.nodes is {self.hardware.nodes} but the topology uses {uses} machine(s)")
         tp = self.serving.flags.get("tensor-parallel-size", 1)
         if isinstance(self.topology, ClusterTopology) and tp != self.topology.tensor_parallel_size:
             raise ValueError("topology.tensor_parallel_size differs from serving.flags.tensor-parallel-size")

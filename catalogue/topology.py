@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from catalogue.benchmark import BenchmarkRun, MeasuredProvenance
 from catalogue.launch import flags_argv
 from catalogue.platform import NodeNet, Platform, ProfilePart, profile_part, without_dropped
 from catalogue.recipe import ClusterTopology, Recipe, ReplicasTopology
@@ -65,6 +66,8 @@ class ServerLaunch:
     """With Ray: `vllm serve ...`, run with `docker exec` in this node's container once every node joined."""
     profile: ProfilePart | None = None
     """What the platform profile adds (options, env) and which recipe options it makes moot."""
+    env_names: list[str] = field(default_factory=list)
+    """Variables passed by name from the owner's environment (`-e NAME`): secrets are never written down."""
 
     @property
     def base_url(self) -> str | None:
@@ -87,6 +90,7 @@ class ServerLaunch:
         if self.image is None:
             raise ValueError("this server has no image")
         env = [w for key, value in self.all_env.items() for w in ("-e", f"{key}={value}")]
+        env += [w for name in self.env_names for w in ("-e", name)]
         return ["docker", "run", *(self.all_options if options is None else options), *env, self.image, *self.serve]
 
     def argv(self) -> list[str]:
@@ -154,6 +158,15 @@ def launch_argv(recipe: Recipe, platform: Platform | None = None) -> list[str]:
     return replace(head, serve=head.exec_serve).argv()
 
 
+def nodes_used(recipe: Recipe, run: BenchmarkRun | None) -> int:
+    """Machines a run really used: the distinct hosts its servers ran on when the runner measured it (two servers
+    may share a host with --allow-shared-host), else what the topology says. Per-node figures divide by this."""
+    prov = run.provenance if run is not None else None
+    if isinstance(prov, MeasuredProvenance) and prov.nodes:
+        return len({node.host for node in prov.nodes})
+    return node_count(recipe)
+
+
 def node_count(recipe: Recipe) -> int:
     """Machines the set-up uses: 1 (solo), the cluster's nodes, or one per replica."""
     topology = recipe.topology
@@ -210,7 +223,14 @@ def _layout(recipe: Recipe, nodes: list[Node], flags: dict[str, Any] | None) -> 
     if serving.container and serving.container.name:
         options = ["--name", serving.container.name, *options]
     base = ServerLaunch(
-        "server", nodes[0], [], int(flags.get("port", DEFAULT_PORT)), serving.image, options, dict(serving.env)
+        "server",
+        nodes[0],
+        [],
+        int(flags.get("port", DEFAULT_PORT)),
+        serving.image,
+        options,
+        dict(serving.env),
+        env_names=list(serving.env_from_host),
     )
     topology = recipe.topology
     if isinstance(topology, ClusterTopology):

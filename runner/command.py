@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 HELP = "run a recipe's sweep and record a measured run"
 
@@ -15,6 +16,11 @@ def add_arguments(ref: argparse.ArgumentParser) -> None:
     ref.add_argument("--dry-run", action="store_true", help="print the plan and commands; start nothing")
     ref.add_argument("--resume", action="store_true", help="finish the newest incomplete run")
     ref.add_argument("--local", action="store_true", help="run `vllm serve` as a local process, not in docker")
+    add_run_arguments(ref)
+
+
+def add_run_arguments(ref: argparse.ArgumentParser) -> None:
+    """Where and how a run goes: hosts, ports, the client, consent (shared with `catalogue reproduce`)."""
     ref.add_argument("--port", type=int, help="serve on this port instead of the recipe's")
     ref.add_argument(
         "--hosts",
@@ -29,26 +35,41 @@ def add_arguments(ref: argparse.ArgumentParser) -> None:
     )
     ref.add_argument("--router-port", type=int, help="port of the LiteLLM router of replica recipes (default 4000)")
     ref.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="give consent to one option the run policy lets run only with the owner's consent, as the refusal "
+        "names it, e.g. --allow '--cap-add IPC_LOCK' (repeat for each)",
+    )
+    ref.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit with code 3 when a figure regressed against the newest earlier run of the same workload",
+    )
+    ref.add_argument(
         "--allow-shared-host",
         action="store_true",
         help="let two servers of a GPU recipe (cluster ranks, replicas) share one host on purpose",
     )
 
 
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of run_refresh that add_run_arguments gives."""
+    return {
+        "port": args.port,
+        "hosts": args.hosts,
+        "hosts_file": args.hosts_file,
+        "client": args.client,
+        "router_port": args.router_port,
+        "allow_shared_host": args.allow_shared_host,
+        "allow": args.allow,
+        "fail_on_regression": args.fail_on_regression,
+    }
+
+
 def run(args: argparse.Namespace, roots: list[Path]) -> int:
     """Refresh one recipe."""
     from runner.refresh import run_refresh
 
-    return run_refresh(
-        roots,
-        args.id,
-        dry_run=args.dry_run,
-        resume=args.resume,
-        local=args.local,
-        port=args.port,
-        hosts=args.hosts,
-        hosts_file=args.hosts_file,
-        client=args.client,
-        router_port=args.router_port,
-        allow_shared_host=args.allow_shared_host,
-    )
+    return run_refresh(roots, args.id, dry_run=args.dry_run, resume=args.resume, local=args.local, **run_options(args))

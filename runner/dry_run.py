@@ -24,8 +24,8 @@ def _where(plan: Plan, host_name: str, docker: str | None, address: str) -> str:
     return f"host {host_name} ({engine}, address {address}):"
 
 
-def describe(plan: Plan) -> str:
-    """The dry-run text."""
+def describe(plan: Plan, policy: list[str] | None = None, refused: list[str] | None = None) -> str:
+    """The dry-run text; `policy` lists the run policy's findings, `refused` what would stop a real run."""
     kind = KIND_LINES[plan.kind] + (
         " with Ray (ray start on every node, then vllm serve on the head)" if plan.ray else ""
     )
@@ -35,6 +35,8 @@ def describe(plan: Plan) -> str:
         f"ready when {plan.api_node.base_url}/health answers (within {plan.health_timeout_s} s) and every node runs",
     ]
     lines += [f"  note: {change}" for change in plan.changes]
+    lines += [f"  run policy: {line}" for line in policy or []]
+    lines += [f"  a real run would refuse: {line}" for line in refused or []]
     if plan.missing:
         lines.append(
             "  needs before a real run (hosts.yaml): "

@@ -89,6 +89,12 @@ class Plan:
     platform: str | None = None
     gpu: bool = False
     """The platform has GPUs: preflight checks the GPU runtime on every host."""
+    reads: list[str] = field(default_factory=list)
+    """`docker run` mounts and env of what a reader of the model needs (HF cache, model folder): the client's."""
+    model_arg: str = ""
+    revision: str | None = None
+    """The model revision the recipe pins (`--revision`), if any."""
+    image_source: str | None = None
 
     @property
     def run_file(self) -> Path:
@@ -249,6 +255,10 @@ def make_plan(
         missing,
         platform.name if platform else None,
         bool(platform and platform.gpu and docker),
+        client_mounts_and_env(lay.servers[0], recipe.model_arg),
+        recipe.model_arg,
+        str(flags["revision"]) if "revision" in flags else None,
+        recipe.serving.image_source,
     )
     return _with_client(plan, client_mounts_and_env(lay.servers[0], recipe.model_arg, as_root=os.getuid() == 0))
 
@@ -315,7 +325,9 @@ def client_mounts_and_env(server: ServerLaunch, model_arg: str, *, as_root: bool
             out += ["-v", f"{source}:{cache if as_root else CLIENT_HF_HOME}"]
         elif model_arg == target or model_arg.startswith(target + "/"):
             out += group
-    return out + [w for k, v in env.items() for w in ("-e", f"{k}={v}")]
+    return (
+        out + [w for k, v in env.items() for w in ("-e", f"{k}={v}")] + [w for n in server.env_names for w in ("-e", n)]
+    )
 
 
 def _router(

@@ -8,17 +8,21 @@ Each failure is one line naming the host and what to fix; the checks start nothi
 from __future__ import annotations
 
 import json
+import platform
 import re
 import socket
 import subprocess
 import sys
 import urllib.request
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
+from catalogue.benchmark import HostFacts
 from runner.hosts import Host
 from runner.plan import Plan
 
+FACTS = Path(__file__).with_name("facts.py")
 TIMEOUT_S = 30
 PULL_TIMEOUT_S = 3600
 
@@ -33,19 +37,21 @@ class Preflight:
 
     found: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    hosts: list[HostFacts] = field(default_factory=list)
 
 
-def run_preflight(plan: Plan) -> list[str]:
+def run_preflight(plan: Plan) -> Preflight:
     """Check every host and port; raise PreflightFailed listing every problem, else return what was found."""
     result = Preflight()
-    if plan.image is not None:
-        checked = plan.engines if plan.client == "image" else plan.hosts
-        for host in checked:
+    if plan.image is None:
+        result.hosts.append(local_process_facts(plan))
+    else:
+        for host in plan.engines if plan.client == "image" else plan.hosts:
             check_host(plan, host, result)
     check_ports(plan, result)
     if result.problems:
         raise PreflightFailed("\n".join(result.problems))
-    return result.found
+    return result
 
 
 def docker(host: Host, *args: str, timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[str]:
@@ -64,7 +70,9 @@ def _why(out: subprocess.CompletedProcess[str]) -> str:
 
 
 def check_host(plan: Plan, host: Host, result: Preflight) -> None:
-    """docker answers; the image is there (pulled if not); the GPU and the interface are visible."""
+    """docker answers; the image is there (pulled if not); one throwaway container reports the host and image
+    (GPU, interfaces, vLLM, model revision, CPU): a GPU platform's container must see its GPU, a cluster node
+    its interface."""
     where = "this machine's engine" if host.is_local else host.docker
     version = docker(host, "version", "--format", "{{.Server.Version}}")
     if version.returncode != 0:
@@ -74,35 +82,94 @@ def check_host(plan: Plan, host: Host, result: Preflight) -> None:
         )
         return
     result.found.append(f"host {host.name}: docker engine {version.stdout.strip()}")
-    if plan.image is None:
-        return
+    assert plan.image is not None
     image = image_on(host, plan.image, result)
-    if image is None:
+    if image is None or host not in plan.hosts:
+        return  # this machine only runs the client and the flag snapshot: the image is all it needs
+    gpu = ["--gpus", "all"] if plan.gpu else []
+    reported = throwaway(
+        plan, host, [*gpu, "--network", "host", *plan.reads, "--entrypoint", "python3"], facts_argv(plan)
+    )
+    if reported.returncode != 0 or not reported.stdout.strip().startswith("{"):
+        what = f"--gpus all {plan.image}" if plan.gpu else plan.image
+        fix = "; install the NVIDIA container toolkit and restart docker there" if plan.gpu else ""
+        result.problems.append(f"host {host.name}: a container of `{what}` did not start: {_why(reported)}{fix}")
         return
-    needs_host_checks = host in plan.hosts
-    if plan.gpu and needs_host_checks:
-        gpus = throwaway(plan, host, ["--gpus", "all", "--entrypoint", "nvidia-smi"], ["-L"])
-        if gpus.returncode != 0:
+    seen = json.loads(reported.stdout.strip().splitlines()[-1])
+    if plan.gpu and seen.get("gpu", "no GPU") == "no GPU":
+        result.problems.append(
+            f"host {host.name}: no GPU inside a container (`docker run --gpus all {plan.image}` has no nvidia-smi); "
+            "install the NVIDIA container toolkit and restart docker there"
+        )
+    if plan.gpu:
+        result.found.append(
+            f"host {host.name}: {seen.get('gpu')} (driver {seen.get('gpu_driver')}, CUDA {seen.get('cuda')})"
+        )
+    for name in sorted({n.host.interface for n in plan.nodes if n.host == host and n.host.interface}):
+        if plan.kind != "cluster":
+            break
+        if name not in seen.get("interfaces", []):
             result.problems.append(
-                f"host {host.name}: no GPU inside a container (`docker run --gpus all {plan.image} nvidia-smi -L`: "
-                f"{_why(gpus)}); install the NVIDIA container toolkit and restart docker there"
+                f"host {host.name}: no interface {name} (it has {', '.join(seen.get('interfaces', []))}); "
+                f"set hosts.{host.name}.interface in hosts.yaml to the link between the machines"
             )
         else:
-            result.found.append(f"host {host.name}: " + "; ".join(gpus.stdout.strip().splitlines()))
-    interfaces = {n.host.interface for n in plan.nodes if n.host == host and n.host.interface}
-    if interfaces and needs_host_checks and len(plan.nodes) > 1 and plan.kind == "cluster":
-        listing = throwaway(plan, host, ["--network", "host", "--entrypoint", "ls"], ["/sys/class/net"])
-        present = set(listing.stdout.split())
-        for name in sorted(interfaces):
-            if listing.returncode != 0:
-                result.problems.append(f"host {host.name}: cannot list its interfaces: {_why(listing)}")
-            elif name not in present:
-                result.problems.append(
-                    f"host {host.name}: no interface {name} (it has {', '.join(sorted(present))}); "
-                    f"set hosts.{host.name}.interface in hosts.yaml to the link between the machines"
-                )
-            else:
-                result.found.append(f"host {host.name}: interface {name} present")
+            result.found.append(f"host {host.name}: interface {name} present")
+    result.hosts.append(host_facts(plan, host, version.stdout.strip(), image, seen))
+
+
+def facts_argv(plan: Plan) -> list[str]:
+    """`python3 -c <facts.py> MODEL [REVISION]`: the script travels as an argument, so a remote host needs no file."""
+    return ["-c", FACTS.read_text(), plan.model_arg, *([plan.revision] if plan.revision else [])]
+
+
+def host_facts(plan: Plan, host: Host, version: str, image_id: str, seen: dict) -> HostFacts:
+    """The provenance of one host: its engine, kernel and OS (docker info), the image's digest, what the
+    throwaway container saw."""
+    assert plan.image is not None
+    info = docker(host, "info", "--format", "{{.KernelVersion}}\t{{.OperatingSystem}}")
+    kernel, _, os_name = info.stdout.strip().partition("\t")
+    digests = docker(host, "image", "inspect", "--format", "{{json .RepoDigests}}", plan.image)
+    try:
+        digest = (json.loads(digests.stdout or "[]") or [None])[0]
+    except ValueError:
+        digest = None
+    return HostFacts(
+        host=host.name,
+        docker_version=version,
+        kernel=kernel or None,
+        os=os_name or None,
+        cpu=seen.get("cpu"),
+        image_id=image_id,
+        image_digest=digest,
+        image_note=None if digest else f"built locally: reproducible only with its build recipe ({plan.image_source})",
+        vllm_version=seen.get("vllm_version"),
+        vllm_commit=seen.get("vllm_commit"),
+        model_revision=seen.get("model_revision") or "",
+        model_revision_from=seen.get("model_revision_from"),
+        gpu=seen.get("gpu"),
+        gpu_driver=seen.get("gpu_driver") or None,
+        cuda=seen.get("cuda") or None,
+    )
+
+
+def local_process_facts(plan: Plan) -> HostFacts:
+    """The provenance of a local `vllm serve` process: this machine and this Python's vLLM."""
+    out = subprocess.run([sys.executable, *facts_argv(plan)], capture_output=True, text=True, timeout=60)
+    seen = json.loads(out.stdout) if out.returncode == 0 and out.stdout.startswith("{") else {}
+    return HostFacts(
+        host="local",
+        kernel=platform.release(),
+        os=platform.platform(terse=True),
+        cpu=seen.get("cpu"),
+        vllm_version=seen.get("vllm_version"),
+        vllm_commit=seen.get("vllm_commit"),
+        model_revision=seen.get("model_revision") or "",
+        model_revision_from=seen.get("model_revision_from"),
+        gpu=seen.get("gpu"),
+        gpu_driver=seen.get("gpu_driver") or None,
+        cuda=seen.get("cuda") or None,
+    )
 
 
 def image_on(host: Host, image: str, result: Preflight) -> str | None:

@@ -15,6 +15,7 @@ from catalogue.atomic import write_text
 from catalogue.benchmark import (
     RUN_STAMP_FORMAT,
     BenchmarkRun,
+    HostFacts,
     LevelResult,
     MeasuredProvenance,
     NodeCommand,
@@ -59,6 +60,7 @@ def provenance(
     image_id: str | None,
     done: list[str],
     preflight: list[str] | None = None,
+    hosts: list[HostFacts] | None = None,
 ) -> MeasuredProvenance:
     """Where the figures come from: every server's command and host, the router, the client, the exact bench argv."""
     head = plan.nodes[0]
@@ -88,6 +90,7 @@ def provenance(
         ),
         client_vllm_version=client_vllm_version,
         preflight=preflight or [],
+        hosts=hosts or [],
     )
 
 

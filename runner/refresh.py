@@ -10,15 +10,18 @@ import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from catalogue import regression
 from catalogue.atomic import write_text
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.errors import CatalogueError
 from catalogue.launch import sweep_workload
 from catalogue.loading import Entry, load_catalogue
-from runner import ray_cluster
+from catalogue.regression import flag_items
+from catalogue.reproduce import pin
+from runner import policy_gate, ray_cluster
 from runner import server as srv
 from runner.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
 from runner.dry_run import describe
@@ -72,12 +75,14 @@ def launch(plan: Plan, running: Running, progress: Progress, key: str, todo: lis
     (raw / "jobs.json").write_text(
         json.dumps([{"name": job.name, "argv": job.argv, "min_s": job.min_s} for job in todo])
     )
-    running.snapshot = srv.start(plan.snapshot_argv, {}, raw / "snapshot.log")
+    running.snapshot = srv.start(plan.snapshot_argv, {}, raw / "snapshot.log", redact=running.redact)
     (raw / "events.jsonl").write_text("")
-    running.client = srv.start(plan.client_argv, {"OPENAI_API_KEY": key}, raw / "client.log", stdin=subprocess.PIPE)
+    running.client = srv.start(
+        plan.client_argv, {"OPENAI_API_KEY": key}, raw / "client.log", stdin=subprocess.PIPE, redact=running.redact
+    )
     progress.client_vllm_version = wait_client(plan, running.client)
     for node in plan.nodes:
-        running.nodes[node.role] = srv.start(node.argv, node.env, raw / node.log_name)
+        running.nodes[node.role] = srv.start(node.argv, node.env, raw / node.log_name, redact=running.redact)
 
 
 def wait_client(plan: Plan, client: subprocess.Popen, timeout_s: float = 600) -> str | None:
@@ -134,7 +139,7 @@ def start_router(plan: Plan, running: Running, key: str, timeout_s: float = 120)
     write_text(plan.raw_dir / "router.yaml", router_yaml(plan))
     argv = [litellm_command(), *plan.router_argv[1:]]
     started = time.monotonic()
-    running.router = srv.start(argv, {"LITELLM_MASTER_KEY": key}, plan.raw_dir / "router.log")
+    running.router = srv.start(argv, {"LITELLM_MASTER_KEY": key}, plan.raw_dir / "router.log", redact=running.redact)
     while not srv.healthy(f"{plan.endpoint}/health/liveliness"):
         running.check_alive("while the router started")
         if time.monotonic() - started > timeout_s:
@@ -168,7 +173,7 @@ def litellm_command() -> str:
     return os.environ.get("CATALOGUE_LITELLM") or srv.executable("litellm")
 
 
-def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: str | None) -> None:
+def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: str | None) -> BenchmarkRun:
     """Write the run file with every job finished so far."""
     recipe = entry.recipe
     done = [job.name for job in plan.jobs if job.name in progress.levels]
@@ -180,6 +185,7 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
         image_id=progress.image_id,
         done=done,
         preflight=progress.preflight,
+        hosts=progress.hosts,
     )
     levels = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is None]
     long_context = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is not None]
@@ -194,6 +200,18 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
         notes=progress.notes,
     )
     write_run(run, plan.run_file)
+    return run
+
+
+REGRESSED = 3
+"""Exit code of a refresh that found a regression, with --fail-on-regression."""
+
+
+def check_regression(entry: Entry, run: BenchmarkRun, fail: bool) -> int:
+    """Print the run against the newest earlier run of its workload; REGRESSED when asked to fail on one."""
+    found = regression.report(entry.runs, run, entry.recipe.sweep.regression)
+    print(found.text(), file=sys.stderr)
+    return REGRESSED if fail and found.regressions else 0
 
 
 @dataclass
@@ -259,10 +277,17 @@ STEPS = (step_clear, step_launch, step_ray, step_ready, step_router, step_sweep)
 """A refresh, in order; any step may raise ServerFailed, ClientFailed or KeyboardInterrupt."""
 
 
-def execute(plan: Plan, entry: Entry, progress: Progress, resumed_image_id: str | None = None) -> int:
+def execute(
+    plan: Plan,
+    entry: Entry,
+    progress: Progress,
+    resumed_image_id: str | None = None,
+    fail_on_regression: bool = False,
+) -> int:
     """Run the steps against one boot, stop everything, record; 0 only when the sweep completed."""
     plan.raw_dir.mkdir(parents=True, exist_ok=True)
     refresh = Refresh(plan, entry, progress, Running(plan), Bar(len(plan.jobs)), resumed_image_id=resumed_image_id)
+    refresh.running.redact = [refresh.key, *policy_gate.secret_values(entry)]
     reason: str | None = None
     code = 1
     try:
@@ -289,8 +314,10 @@ def execute(plan: Plan, entry: Entry, progress: Progress, resumed_image_id: str 
         if (plan.raw_dir / "flags.json").exists():
             progress.snapshot = f"{plan.stamp}/flags.json"
         if progress.levels:
-            save(plan, entry, progress, complete=measured, reason=reason)
+            run = save(plan, entry, progress, complete=measured, reason=reason)
             print(f"\nwrote {plan.run_file} ({len(progress.levels)}/{len(plan.jobs)} levels)", file=sys.stderr)
+            regressed = check_regression(entry, run, fail_on_regression)
+            code = code or regressed
     return code
 
 
@@ -307,10 +334,15 @@ def run_refresh(
     client: str | None = None,
     router_port: int | None = None,
     allow_shared_host: bool = False,
+    allow: list[str] | None = None,
+    fail_on_regression: bool = False,
+    reproduce: BenchmarkRun | None = None,
 ) -> int:
-    """The `refresh` command."""
+    """The `refresh` command; with `reproduce`, the run's own set-up again (`catalogue reproduce --refresh`)."""
     entry = load_catalogue(roots, [recipe_id])[0]
     host_list: list[Host] = parse_hosts(hosts, hosts_file)
+    if reproduce is not None:
+        entry, port, router_port = reproducing(entry, reproduce, port, router_port)
 
     def plan_for(stamp: str | None = None) -> Plan:
         return make_plan(
@@ -325,9 +357,17 @@ def run_refresh(
         )
 
     plan = plan_for()
+    if reproduce is not None:
+        same_setup(reproduce, plan)
+    found = policy_gate.findings(entry, plan)
+    refused = policy_gate.refusals(found, allow or [])
     if dry_run:
-        print(describe(plan))
+        print(describe(plan, policy=[f.line() for f in found], refused=refused))
         return 0
+    refused += policy_gate.missing_env(entry)
+    if refused:
+        print("refused by the run policy, nothing started:", *refused, sep="\n", file=sys.stderr)
+        return 1
     if plan.missing:
         raise CatalogueError(
             hosts_file or HOSTS_FILE,
@@ -348,15 +388,58 @@ def run_refresh(
             progress.levels = finished_jobs(previous)
             progress.notes = list(previous.notes)
             print(f"resuming run {previous.stamp}: {sorted(progress.levels)} done", file=sys.stderr)
+        started = time.monotonic()
         try:
-            progress.preflight = run_preflight(plan)
+            checked = run_preflight(plan)
         except PreflightFailed as exc:
             print(f"preflight failed, nothing started:\n{exc}", file=sys.stderr)
             return 1
+        progress.preflight, progress.hosts = checked.found, checked.hosts
+        progress.note("preflight", f"preflight and provenance took {time.monotonic() - started:.1f} s")
         resumed_id = (
             previous.provenance.image_id if previous and isinstance(previous.provenance, MeasuredProvenance) else None
         )
-        return execute(plan, entry, progress, resumed_id)
+        return execute(plan, entry, progress, resumed_id, fail_on_regression)
+
+
+def reproducing(
+    entry: Entry, run: BenchmarkRun, port: int | None, router_port: int | None
+) -> tuple[Entry, int | None, int | None]:
+    """The recipe pinned as the run ran it (image digest or id, model revision) and the run's own ports."""
+    the_pin = pin(run)
+    serving = entry.recipe.serving
+    flags = {**serving.flags, **({"revision": the_pin.revision} if the_pin.revision else {})}
+    pinned = serving.model_copy(update={"image": the_pin.image or serving.image, "flags": flags})
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    command = prov.serve_command
+    if port is None and "--port" in command:
+        port = int(command[command.index("--port") + 1])
+    if router_port is None and prov.router is not None:
+        router_port = int(_base_port(prov.bench_commands))
+    for note in the_pin.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return replace(entry, recipe=entry.recipe.model_copy(update={"serving": pinned})), port, router_port
+
+
+def _base_port(bench_commands: list[list[str]]) -> str:
+    argv = bench_commands[0]
+    return argv[argv.index("--base-url") + 1].rsplit(":", 1)[-1]
+
+
+def same_setup(run: BenchmarkRun, plan: Plan) -> None:
+    """A reproduction runs the run's own flags: refuse when the recipe changed since."""
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    before = [n.command for n in prov.nodes] or [prov.serve_command]
+    for old, new in zip(before, [n.argv for n in plan.nodes]):
+        was, now = (flag_items(c[c.index("serve") + 1 :]) if "serve" in c else [] for c in (old, new))
+        if was != now:
+            diff = sorted(set(was) ^ set(now))
+            raise CatalogueError(
+                plan.folder / "recipe.yaml",
+                f"cannot reproduce run {run.stamp}: the recipe's flags changed since ({', '.join(diff) or 'order'})",
+            )
 
 
 def refuse_different(previous: BenchmarkRun, plan: Plan, entry: Entry) -> None:

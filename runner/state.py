@@ -9,7 +9,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from catalogue.benchmark import LevelResult
+from catalogue.benchmark import HostFacts, LevelResult
 from runner import ray_cluster
 from runner import server as srv
 from runner.containers import remove_labelled
@@ -30,6 +30,8 @@ class Progress:
     notes: list[str] = field(default_factory=list)
     preflight: list[str] = field(default_factory=list)
     """What the preflight found on each host (docker version, image, GPUs, interfaces)."""
+    hosts: list[HostFacts] = field(default_factory=list)
+    """Each host's provenance: engine, kernel, OS, CPU, image digest, vLLM, model revision, GPU."""
 
     def note(self, prefix: str, text: str) -> None:
         """Replace the note that starts with `prefix` (a resumed run keeps one per level)."""
@@ -47,6 +49,8 @@ class Running:
     snapshot: subprocess.Popen | None = None
     serve: subprocess.Popen | None = None
     """With Ray: `vllm serve` on the head, started once every node joined."""
+    redact: list[str] = field(default_factory=list)
+    """Values no log may hold (the run's API key, the variables passed by name): masked as output is written."""
 
     def node_exits(self) -> list[tuple[str, int]]:
         """(description, exit code) of every server that has exited."""

@@ -88,7 +88,9 @@ def test_older_releases_refusing_a_value_is_a_warning(tmp_path):
     done = check(work)
     assert done.returncode == 0, done.stdout
     warned = [
-        line for line in done.stdout.splitlines() if line.startswith("::warning file=recipes/gptoss-120b-community")
+        line
+        for line in done.stdout.splitlines()
+        if line.startswith("::warning file=recipes/gptoss-120b-community") and "refused by vLLM " in line
     ]
     assert [w.split("refused by vLLM ")[1][:4] for w in warned] == ["0.29", "0.30", "0.31"], done.stdout
 
@@ -156,3 +158,18 @@ def test_a_secret_in_a_changed_recipe_is_an_error_with_the_value_masked(tmp_path
         line.startswith("::error file=recipes/gptoss-120b/recipe.yaml,line=29::never: secret: ")
         for line in done.stdout.splitlines()
     ), done.stdout
+
+
+def test_a_published_recipe_on_a_mutable_tag_is_a_warning(tmp_path):
+    """A figure measured on `:latest` cannot be reproduced: the reviewer is told, the check still passes."""
+    work = clone_with_change(
+        tmp_path, {"gptoss-120b-topology-solo": ("image: vllm-node-mxfp4", "image: vllm-node-mxfp4:latest")}
+    )
+    done = check(work)
+    assert done.returncode == 0, done.stdout + done.stderr
+    path = "recipes/gptoss-120b-topology-solo/recipe.yaml"
+    warnings = [line for line in done.stdout.splitlines() if line.startswith(f"::warning file={path},line=")]
+    assert (
+        len(warnings) == 1 and "note: image vllm-node-mxfp4:latest: the image is pulled by a mutable tag" in warnings[0]
+    )
+    assert f"warning: {path}:" in done.stdout

@@ -7,7 +7,8 @@ import re
 import shutil
 
 from catalogue.loading import load_entry
-from catalogue.site.history import changes, history_rows, trend_chart
+from catalogue.regression import differences
+from catalogue.site.history import history_rows, trend_chart
 from catalogue.site.pages import render_recipe
 
 
@@ -29,7 +30,7 @@ def two_runs(tmp_path, repo):
 def test_changes_name_vllm_and_flags(tmp_path, repo):
     entry = two_runs(tmp_path, repo)
     older, newer = entry.runs
-    assert changes(older, newer) == ["vLLM 0.31.0 → 0.32.0", "flags: +--enforce-eager"]
+    assert differences(older, newer) == ["vLLM 0.31.0 → 0.32.0", "flags: +--enforce-eager"]
     rows = history_rows(entry)
     assert [r.run for r in rows] == [newer, older] and rows[1].changes == []
     assert rows[0].best == max(lv.generation_tps for lv in newer.levels) and rows[0].best_c == 4

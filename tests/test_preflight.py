@@ -51,7 +51,8 @@ def refused(capsys) -> list[str]:
 def test_a_missing_image_is_one_line_and_no_container_is_created(engine, tmp_path, capsys):
     root, folder = example(tmp_path, "tiny-cpu-docker", serving={"image": "local/no-such-image:1"})
     before = all_containers()
-    assert main(["--root", str(root), "refresh", "tiny-cpu-docker", "--port", str(free_port())]) == 1
+    args = ["--allow", "--cap-add IPC_LOCK", "--port", str(free_port())]
+    assert main(["--root", str(root), "refresh", "tiny-cpu-docker", *args]) == 1
     assert refused(capsys) == [
         "host local: image local/no-such-image:1 is not there and `docker pull` could not fetch it; build or load it "
         "on that host (see the recipe's image_source)"
@@ -107,7 +108,12 @@ def test_a_docker_server_already_on_the_port_is_named_with_its_container(engine,
                     break
             time.sleep(0.1)
         before = all_containers()
-        assert main(["--root", str(root), "refresh", "tiny-cpu-docker", "--port", str(port)]) == 1
+        assert (
+            main(
+                ["--root", str(root), "refresh", "tiny-cpu-docker", "--allow", "cap-add=IPC_LOCK", "--port", str(port)]
+            )
+            == 1
+        )
         assert refused(capsys) == [
             f"127.0.0.1:{port} already answers (something that is not a vLLM server; docker container {name} on "
             "host local): stop it, or give the refresh another --port"

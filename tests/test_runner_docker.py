@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+import runner.refresh as refresh_module
 from catalogue.cli import main
 from catalogue.loading import load_entry
+from catalogue.regression import flag_items
 from catalogue.site.pages import render_recipe
 from tests.docker_support import docker_env, free_port, labelled_containers, live_sessions
 
@@ -49,9 +51,55 @@ def check_figures(folder: Path, run) -> None:
         assert level.failed == 0 and level.ttft_ms.p99 == raw["p99_ttft_ms"]
 
 
-def test_solo_container_with_the_client_inside_the_image(engine, tmp_path):
+SECRET = "hf_CatalogueLeakProbe0123456789abcdefXYZ"
+RUN_KEY_HEX = "feedc0de" * 4
+
+
+def all_containers() -> list[str]:
+    return subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, check=True).stdout.split()
+
+
+def takes_a_secret_by_name(folder: Path, monkeypatch) -> None:
+    """The recipe takes HF_TOKEN from the owner's environment, which holds a secret; the run's API key is known."""
+    path = folder / "recipe.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["serving"]["env_from_host"] = ["HF_TOKEN"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    monkeypatch.setenv("HF_TOKEN", SECRET)
+    monkeypatch.setattr(refresh_module.secrets, "token_hex", lambda _n=16: RUN_KEY_HEX)
+
+
+def assert_no_secret_written(root: Path, tmp_path: Path, *texts: str) -> None:
+    """Neither the secret nor the run's key in any file the refresh wrote, the printed output, or the built pages."""
+    site = tmp_path / "exported"
+    assert main(["--root", str(root), "export", str(site)]) == 0
+    files = [p for p in [*root.rglob("*"), *site.rglob("*")] if p.is_file()]
+    assert len(files) > 10
+    for needle in (SECRET, f"sk-{RUN_KEY_HEX}"):
+        assert [p for p in files if needle.encode() in p.read_bytes()] == [], needle
+        assert all(needle not in text for text in texts), needle
+
+
+def test_solo_container_with_the_client_inside_the_image(engine, tmp_path, capsys, monkeypatch):
     root, folder = example(tmp_path, "tiny-cpu-docker")
-    assert main(["--root", str(root), "refresh", "tiny-cpu-docker", "--port", str(free_port())]) == 0
+    takes_a_secret_by_name(folder, monkeypatch)
+    args = ["--root", str(root), "refresh", "tiny-cpu-docker", "--port", str(free_port())]
+    before = all_containers()
+    # The recipe declares --cap-add IPC_LOCK: without the owner's consent nothing starts.
+    assert main(args) == 1
+    refusal = capsys.readouterr().err.strip().splitlines()
+    assert refusal[0] == "refused by the run policy, nothing started:" and len(refusal) == 2
+    assert refusal[1].startswith(f"{folder / 'recipe.yaml'}:") and refusal[1].endswith(
+        "consent: --cap-add IPC_LOCK: adds a kernel capability beyond docker's default set; the owner has not "
+        "allowed it (declared: Stands in for the RDMA set-up of two Sparks (NCCL pins memory and needs IPC_LOCK), "
+        "to show consent end to end; run with --allow '--cap-add IPC_LOCK')"
+    )
+    assert all_containers() == before and not (folder / "runs").exists()  # `docker ps -a`: nothing created
+    assert main([*args, "--dry-run", "--allow", "cap-add=IPC_LOCK"]) == 0
+    dry = capsys.readouterr().out
+    assert "a real run would refuse" not in dry and "-e HF_TOKEN local/vllm-cpu:0.32.0 vllm serve" in dry
+    assert main([*args, "--allow", "--cap-add IPC_LOCK"]) == 0
+    printed = capsys.readouterr()
     entry = load_entry(folder)
     run = entry.latest
     assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
@@ -70,6 +118,11 @@ def test_solo_container_with_the_client_inside_the_image(engine, tmp_path):
     assert len(snapshot["options"]) > 300
     page = render_recipe(entry).markdown()
     assert "local/vllm-cpu:0.32.0" in page and "Measured by the catalogue runner" in page
+    # The secret went to the container by name only; the cap was added with consent; the profile's part is there.
+    words = list(zip(prov.serve_command, prov.serve_command[1:]))
+    assert ("-e", "HF_TOKEN") in words and ("--cap-add", "IPC_LOCK") in words and ("--shm-size", "1g") in words
+    assert any(line.startswith("host local: docker engine ") for line in prov.preflight)
+    assert_no_secret_written(root, tmp_path, dry, printed.out, printed.err, page)
     assert_nothing_left(folder, "tiny-cpu-docker")
 
 
@@ -90,8 +143,9 @@ def test_cluster_across_two_hosts_one_over_ssh(ssh_host, tmp_path):
     assert_nothing_left(folder, "tiny-cpu-cluster")
 
 
-def test_replicas_behind_the_litellm_router(ssh_host, tmp_path):
+def test_replicas_behind_the_litellm_router(ssh_host, tmp_path, capsys, monkeypatch):
     root, folder = example(tmp_path, "tiny-cpu-replicas")
+    takes_a_secret_by_name(folder, monkeypatch)
     port, router = free_port(), free_port()
     assert (
         main(
@@ -123,6 +177,8 @@ def test_replicas_behind_the_litellm_router(ssh_host, tmp_path):
     served = [(raw / f"server-replica-{i}.log").read_text().count("POST /v1/completions") for i in (1, 2)]
     assert sum(served) >= 8 * 3 and min(served) > 0, served  # every request went through the router, to both replicas
     check_figures(folder, run)
+    printed = capsys.readouterr()
+    assert_no_secret_written(root, tmp_path, printed.out, printed.err)  # the router's master key included
     assert_nothing_left(folder, "tiny-cpu-replicas")
 
 
@@ -195,6 +251,8 @@ def test_ctrl_c_during_boot_removes_every_container(engine, tmp_path):
             str(root),
             "refresh",
             "tiny-cpu-docker",
+            "--allow",
+            "--cap-add IPC_LOCK",
             "--port",
             str(free_port()),
         ],
@@ -238,3 +296,41 @@ def test_ray_cluster_forms_across_hosts_then_vllm_cpu_refuses_ray(ssh_host, tmp_
     assert (raw / "server-vllm-serve.log").exists() and "Ray" in (raw / "server-head-ray-head.log").read_text()
     assert not list((folder / "runs").glob("*.json"))  # no level finished, no run file
     assert_nothing_left(folder, "tiny-cpu-cluster-ray")
+
+
+def test_a_committed_run_reproduces_then_a_slower_flag_is_caught_as_a_regression(engine, tmp_path, capsys):
+    """`catalogue reproduce --refresh` of the committed tiny docker run: the runner's own path, pinned to the
+    image it ran, the same workload and flags. Then a refresh with `max-num-seqs: 1` at c=4 is a real regression:
+    the report names the level, the figure and the changed flag, --fail-on-regression exits 3, the page marks it."""
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples" / "tiny-cpu-docker", root / "tiny-cpu-docker")
+    folder = root / "tiny-cpu-docker"
+    committed = load_entry(folder).latest
+    allow = ["--allow", "--cap-add IPC_LOCK"]
+    assert main(["--root", str(root), "reproduce", "tiny-cpu-docker", committed.stamp, "--refresh", *allow]) == 0
+    printed = capsys.readouterr()
+    assert printed.out.startswith(f"tiny-cpu-docker run {committed.stamp} (vLLM 0.32.0, measured ")
+    again = load_entry(folder).latest
+    assert again.stamp != committed.stamp and again.complete
+    assert again.workload.key == committed.workload.key
+    old, new = committed.provenance, again.provenance
+    assert flag_items(new.serve_command[new.serve_command.index("serve") + 1 :]) == flag_items(
+        old.serve_command[old.serve_command.index("serve") + 1 :]
+    )
+    assert new.image == old.hosts[0].image_id  # pinned to the image the run ran (built locally: its id)
+    assert new.hosts[0].image_id == old.hosts[0].image_id and new.hosts[0].model_revision == old.hosts[0].model_revision
+
+    path = folder / "recipe.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["serving"]["flags"]["max-num-seqs"] = 1
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert main(["--root", str(root), "refresh", "tiny-cpu-docker", *allow, "--fail-on-regression"]) == 3
+    err = capsys.readouterr().err
+    slow = load_entry(folder).latest
+    report = err[err.index("regression check: ") :]
+    assert report.startswith(f"regression check: {slow.stamp} against {again.stamp}: ")
+    assert "regressed: c4 Generation: " in report and "what differs: " in report
+    assert "flags: +--max-num-seqs 1" in report
+    page = render_recipe(load_entry(folder)).markdown()
+    assert "regressed: c4 Generation" in page and "flags: +--max-num-seqs 1" in page
+    assert_nothing_left(folder, "tiny-cpu-docker")

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from catalogue.topology import Node, layout, placeholder_nodes
+import pytest
+from pydantic import ValidationError
+
+from catalogue.loading import load_entry
+from catalogue.recipe import Recipe
+from catalogue.topology import Node, layout, nodes_used, placeholder_nodes
+
+REPO = Path(__file__).resolve().parents[1]
 
 A, B = Node("a", "192.0.2.1"), Node("b", "192.0.2.2")
 
@@ -73,3 +80,21 @@ def test_page_nodes_are_placeholders(entries):
         "<head-ip>",
         "<worker-1-ip>",
     ]
+
+
+def test_per_node_figures_divide_by_the_hosts_a_run_really_used(entries):
+    tiny = load_entry(REPO / "examples" / "tiny-cpu-cluster")
+    run = tiny.latest
+    assert [n.host for n in run.provenance.nodes] == ["local", "local"]  # the committed run: one machine
+    assert nodes_used(tiny.recipe, run) == 1 and tiny.recipe.hardware.nodes == 2
+    hosts = [n.model_copy(update={"host": h}) for n, h in zip(run.provenance.nodes, ["spark1", "spark2"])]
+    spread = run.model_copy(update={"provenance": run.provenance.model_copy(update={"nodes": hosts})})
+    assert nodes_used(tiny.recipe, spread) == 2
+    assert nodes_used(entries["gptoss-120b-topology-cluster-tp2"].recipe, None) == 2  # not measured: the topology
+
+
+def test_hardware_nodes_must_agree_with_the_topology(entries):
+    data = entries["gptoss-120b-topology-cluster-tp2"].recipe.model_dump()
+    data["hardware"]["nodes"] = 1
+    with pytest.raises(ValidationError, match=r"hardware\.nodes is 1 but the topology uses 2 machine"):
+        Recipe.model_validate(data)

@@ -54,10 +54,19 @@ def annotation(level: str, file: Path | str, message: str, line: int | None = No
     return f"::{level} {where}::{text}"
 
 
-def policy_annotation(finding: PolicyFinding) -> str:
-    """The finding as an annotation: error (never, undeclared consent), warning (consent, for review), notice."""
-    level = "error" if finding.is_error else "warning" if finding.cls == "consent" else "notice"
-    return annotation(level, finding.source, finding.line(), finding.lineno)
+def policy_level(finding: PolicyFinding, published: bool = False) -> str:
+    """error (never, undeclared consent), warning (consent, for review; a published recipe's image by a mutable
+    tag: its figures cannot be reproduced), notice (other notes)."""
+    if finding.is_error:
+        return "error"
+    if finding.cls == "consent" or (published and finding.option.startswith("image ") and "mutable tag" in finding.why):
+        return "warning"
+    return "notice"
+
+
+def policy_annotation(finding: PolicyFinding, published: bool = False) -> str:
+    """The finding as an annotation at its line."""
+    return annotation(policy_level(finding, published), finding.source, finding.line(), finding.lineno)
 
 
 def run_check_changes(roots: list[Path], base: str) -> int:
@@ -93,9 +102,10 @@ def run_check_changes(roots: list[Path], base: str) -> int:
     for entry in entries:
         for rule in check_recipe_file(entry.folder / RECIPE_FILE, entry.recipe.serving):
             errors += rule.is_error
-            lines.append(str(rule))
+            level = policy_level(rule, entry.recipe.publish)
+            lines.append(str(rule) if level != "warning" or rule.cls == "consent" else f"warning: {rule}")
             if on_actions:
-                print(policy_annotation(rule))
+                print(policy_annotation(rule, entry.recipe.publish))
     for findings in validate_entries(entries, checker).values():
         for finding in findings:
             if finding.level == "info":

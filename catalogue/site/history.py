@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalogue.benchmark import BenchmarkRun, ImportedProvenance
+from catalogue.benchmark import BenchmarkRun
 from catalogue.loading import Entry
+from catalogue.regression import differences, report
 from catalogue.site.charts import Axis, Series, chart
 
 
@@ -21,36 +22,8 @@ class HistoryRow:
     best_c: int | None
     changes: list[str]
     """What differs from the previous run: vLLM, image, flags, workload."""
-
-
-def _setup(run: BenchmarkRun) -> dict[str, object]:
-    """The facts of a run whose change is worth naming."""
-    p = run.provenance
-    flags: frozenset[str] | None = None
-    if not isinstance(p, ImportedProvenance):
-        serve = p.serve_command[p.serve_command.index("serve") + 1 :] if "serve" in p.serve_command else []
-        flags = frozenset(word for word in serve if word.startswith("--"))
-    return {
-        "vLLM": p.vllm_version,
-        "image": p.image,
-        "flags": flags,
-        "workload": run.workload.describe() if run.workload else None,
-    }
-
-
-def changes(before: BenchmarkRun, after: BenchmarkRun) -> list[str]:
-    """'vLLM 0.31.0 → 0.32.0', 'flags: +--enable-prefix-caching −--enforce-eager', ... (only what both runs state)."""
-    old, new = _setup(before), _setup(after)
-    out = [
-        f"{name} {old[name]} → {new[name]}"
-        for name in ("vLLM", "image", "workload")
-        if old[name] is not None and new[name] is not None and old[name] != new[name]
-    ]
-    if isinstance(old["flags"], frozenset) and isinstance(new["flags"], frozenset) and old["flags"] != new["flags"]:
-        added = " ".join(f"+{f}" for f in sorted(new["flags"] - old["flags"]))
-        removed = " ".join(f"−{f}" for f in sorted(old["flags"] - new["flags"]))
-        out.append("flags: " + " ".join(x for x in (added, removed) if x))
-    return out
+    regressions: list[str]
+    """Figures that regressed against the newest earlier run of the same workload, topology and hardware."""
 
 
 def history_rows(entry: Entry) -> list[HistoryRow]:
@@ -67,7 +40,8 @@ def history_rows(entry: Entry) -> list[HistoryRow]:
                 single.generation_tps if single else None,
                 best.generation_tps if best else None,
                 best.concurrency if best else None,
-                changes(previous, run) if previous else [],
+                differences(previous, run) if previous else [],
+                [c.line() for c in report(entry.runs, run, entry.recipe.sweep.regression).regressions],
             )
         )
         previous = run

@@ -20,7 +20,7 @@ from catalogue.site.page import Page
 from catalogue.site.prose import paragraphs
 from catalogue.site.templating import render
 from catalogue.site.urls import link
-from catalogue.topology import node_count
+from catalogue.topology import nodes_used
 
 INDEX, COMPARE_INDEX, METHODOLOGY = "index.md", "compare/index.md", "methodology.md"
 
@@ -71,7 +71,7 @@ def recipe_charts(entry: Entry) -> list[str]:
             spread={lv.concurrency: lv.ttft_ms.std for lv in run.levels if lv.ttft_ms and lv.ttft_ms.std},
         )
     ]
-    member = Member(entry, entry.id, node_count(entry.recipe))
+    member = Member(entry, entry.id, nodes_used(entry.recipe, entry.latest))
     charts = [
         line_chart(
             f"{title}: throughput against concurrency",
@@ -136,6 +136,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         comparisons=view.comparison_rows(entry),
         roof=view.roofline(entry),
         launch=view.launch_blocks(recipe, entry.platform),
+        repro=view.reproduce_block(entry),
         platform_multi_node=bool(entry.platform and entry.platform.multi_node),
         bench=view.bench_text(recipe, first_level),
         asks=view.machine_asks(recipe),
@@ -255,7 +256,9 @@ def _group_charts(model: str, group: Group) -> dict[str, str]:
 def render_compare(model: str, platform: str, entries: list[Entry]) -> Page:
     """Recipes compared within each workload; the others listed apart with the reason."""
     path = compare_path(model, platform)
-    members = [Member(e, s, node_count(e.recipe)) for e, s in zip(entries, _short_names([e.id for e in entries]))]
+    members = [
+        Member(e, s, nodes_used(e.recipe, e.latest)) for e, s in zip(entries, _short_names([e.id for e in entries]))
+    ]
     groups, apart = compare(members)
     about = {
         m.short: {

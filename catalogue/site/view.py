@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult
+from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult, MeasuredProvenance
 from catalogue.flags.drift import DriftCell
 from catalogue.flags.validate import Finding
 from catalogue.launch import bench_argv, shell_command
@@ -15,6 +15,7 @@ from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, metric_value, peak_withheld
 from catalogue.platform import Platform, ProfilePart
 from catalogue.recipe import ClusterTopology, Comparison, Recipe, ReplicasTopology
+from catalogue.reproduce import missing_pins
 from catalogue.topology import LITELLM_VERSION, layout, placeholder_nodes
 from catalogue.workload import Workload
 
@@ -260,3 +261,45 @@ def machine_asks(recipe: Recipe) -> MachineAsks:
     options = list(recipe.serving.container.options) if recipe.serving.container else []
     owned = [RUNNER_OWNED[name] for _, name, _ in walk_options(options) if name in RUNNER_OWNED]
     return MachineAsks(consent, notes, list(recipe.serving.env_from_host), list(dict.fromkeys(owned)))
+
+
+@dataclass(frozen=True)
+class ReproduceBlock:
+    """The newest measured run's reproduction: its stamp and what keeps it from being fully pinned."""
+
+    stamp: str
+    missing: list[str]
+    host_facts: list[str]
+    """One line per host: engine, kernel, OS, CPU, image, vLLM, model revision, GPU."""
+
+
+def reproduce_block(entry: Entry) -> ReproduceBlock | None:
+    """The "reproduce this run" block of the newest measured run, if there is one."""
+    measured = [r for r in entry.runs if isinstance(r.provenance, MeasuredProvenance)]
+    if not measured:
+        return None
+    run = max(measured, key=lambda r: r.recorded_at)
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    facts = [
+        "; ".join(
+            f"{label} {value}"
+            for label, value in (
+                ("host", h.host),
+                ("docker", h.docker_version),
+                ("kernel", h.kernel),
+                ("OS", h.os),
+                ("CPU", h.cpu),
+                ("image", h.image_digest or h.image_id),
+                ("vLLM", h.vllm_version),
+                ("commit", h.vllm_commit),
+                ("model revision", h.model_revision),
+                ("GPU", h.gpu),
+                ("driver", h.gpu_driver),
+                ("CUDA", h.cuda),
+            )
+            if value
+        )
+        for h in prov.hosts
+    ]
+    return ReproduceBlock(run.stamp, missing_pins(run), facts)

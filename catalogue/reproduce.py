@@ -1,0 +1,145 @@
+"""A measured run turned back into the commands that made it, pinned to what it ran: the image by its registry
+digest (or, built locally, its content id), the model by its revision. And whether a run earns the
+"reproducible" badge: image digest, model revision, flags and bench commands all pinned."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+
+from catalogue.benchmark import BenchmarkRun, HostFacts, ImportedProvenance, MeasuredProvenance
+from catalogue.errors import CatalogueError
+from catalogue.launch import shell_command
+from catalogue.loading import Entry
+
+
+@dataclass(frozen=True)
+class Pin:
+    """What a reproduction pins: the image reference to run and the model revision to ask for."""
+
+    image: str | None
+    """`repo@sha256:...` when the image came from a registry, else its local id `sha256:...`, None without image."""
+    revision: str | None
+    """A model revision to pass as `--revision`, when the HF cache resolved one (not a local folder)."""
+    notes: list[str]
+
+
+def missing_pins(run: BenchmarkRun) -> list[str]:
+    """What keeps a run from being reproducible; empty when image digest, model revision, flags and bench
+    commands are all pinned."""
+    prov = run.provenance
+    if isinstance(prov, ImportedProvenance):
+        return ["its commands: imported from a source, not measured by the runner"]
+    missing: list[str] = []
+    if not prov.hosts:
+        missing.append("host provenance: measured before the runner recorded image digests and model revisions")
+    if prov.image is None:
+        missing.append("an image: a local process depends on the host's Python environment")
+    for host in prov.hosts:
+        if prov.image is not None and not host.image_digest:
+            missing.append(f"the image digest on {host.host} ({host.image_note or 'no registry digest'})")
+        if not host.model_revision:
+            missing.append(f"the model revision on {host.host} ({host.model_revision_from or 'unknown'})")
+    if not prov.serve_command:
+        missing.append("the serve command")
+    if not prov.bench_commands:
+        missing.append("the bench commands")
+    return list(dict.fromkeys(missing))
+
+
+def pin(run: BenchmarkRun) -> Pin:
+    """The image and model revision a reproduction runs with."""
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    hosts: list[HostFacts] = prov.hosts
+    notes = []
+    image = None
+    if prov.image is not None:
+        digests = {h.image_digest for h in hosts if h.image_digest}
+        ids = {h.image_id or prov.image_id for h in hosts} - {None} or ({prov.image_id} - {None})
+        if len(digests) == 1:
+            image = digests.pop()
+        elif len(ids) == 1:
+            image = ids.pop()
+            notes.append(f"{prov.image} has no registry digest: pinned to its local id {image}, on the same host only")
+        else:
+            image = prov.image
+            notes.append(f"{prov.image} is not pinned: the run recorded no single digest or id for it")
+    revisions = {h.model_revision for h in hosts if h.model_revision and h.model_revision_from != "local folder"}
+    revision = revisions.pop() if len(revisions) == 1 and "--revision" not in prov.serve_command else None
+    return Pin(image, revision, notes)
+
+
+def pinned(argv: list[str], image: str | None, the_pin: Pin) -> list[str]:
+    """`argv` with the image word replaced by the pinned reference and `--revision` after the model."""
+    out = list(argv)
+    if image is not None and the_pin.image is not None and image in out:
+        out[out.index(image)] = the_pin.image
+    if the_pin.revision and "serve" in out:
+        at = out.index("serve") + 2  # after `vllm serve MODEL`
+        out[at:at] = ["--revision", the_pin.revision]
+    return out
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing to run: where, and its argv (or a config file's text)."""
+
+    title: str
+    argv: list[str] | None
+    text: str | None = None
+
+
+def reproduction(run: BenchmarkRun) -> list[Step]:
+    """Every command that made the run, in order: servers per node, the router, then each level's bench."""
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    the_pin = pin(run)
+    nodes = prov.nodes or []
+    steps = [Step(f"{n.role}, on host {n.host}", pinned(n.command, prov.image, the_pin)) for n in nodes]
+    if not nodes:
+        steps.append(Step(f"server, on host {prov.host}", pinned(prov.serve_command, prov.image, the_pin)))
+    if prov.router is not None:
+        steps.append(Step("router config, litellm.yaml", None, yaml.safe_dump(prov.router, sort_keys=False).rstrip()))
+        port = _router_port(prov.bench_commands)
+        steps.append(Step(f"router ({prov.router_version})", ["litellm", "--config", "litellm.yaml", "--port", port]))
+    where = f"inside {the_pin.image or prov.image}" if prov.image else "in a Python environment with this vLLM"
+    for argv in prov.bench_commands:
+        level = argv[argv.index("--result-filename") + 1].removesuffix(".json") if "--result-filename" in argv else ""
+        steps.append(Step(f"benchmark client, level {level} ({where})", argv))
+    return steps
+
+
+def _router_port(bench_commands: list[list[str]]) -> str:
+    for argv in bench_commands:
+        if "--base-url" in argv:
+            return argv[argv.index("--base-url") + 1].rsplit(":", 1)[-1]
+    return "4000"
+
+
+def measured_run(entry: Entry, stamp: str | None) -> BenchmarkRun:
+    """The run to reproduce: the one with this stamp, else the newest measured one."""
+    measured = [r for r in entry.runs if isinstance(r.provenance, MeasuredProvenance)]
+    if stamp is not None:
+        found = [r for r in measured if r.stamp == stamp]
+        if not found:
+            known = ", ".join(r.stamp for r in measured) or "none"
+            raise CatalogueError(entry.folder / "runs", f"no measured run {stamp} (measured runs: {known})")
+        return found[0]
+    if not measured:
+        raise CatalogueError(entry.folder / "runs", "no measured run to reproduce (imported runs have no commands)")
+    return max(measured, key=lambda r: r.recorded_at)
+
+
+def reproduction_text(recipe_id: str, run: BenchmarkRun) -> str:
+    """What `catalogue reproduce` prints: the verdict, what is not pinned, then every step."""
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    missing = missing_pins(run)
+    verdict = "reproducible" if not missing else "not fully pinned: " + "; ".join(missing)
+    lines = [f"{recipe_id} run {run.stamp} (vLLM {prov.vllm_version}, measured {run.measured_on}): {verdict}"]
+    lines += [f"note: {n}" for n in pin(run).notes]
+    for step in reproduction(run):
+        lines += ["", f"{step.title}:", step.text if step.text is not None else shell_command(step.argv or [])]
+    return "\n".join(lines)

@@ -1,0 +1,36 @@
+"""`catalogue reproduce <recipe> [<run>]`: the exact commands that made a measured run, pinned to its image
+digest and model revision; `--refresh` runs them again through the runner (run_refresh, not a second path)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "print the pinned commands that made a measured run; --refresh measures it again"
+
+
+def add_arguments(ref: argparse.ArgumentParser) -> None:
+    """The command's arguments."""
+    from runner.command import add_run_arguments
+
+    ref.add_argument("id")
+    ref.add_argument("run", nargs="?", help="the run's stamp, e.g. 20261123T150000Z (default: the newest measured)")
+    ref.add_argument("--refresh", action="store_true", help="run it again on your hosts and record a new run")
+    add_run_arguments(ref)
+
+
+def run(args: argparse.Namespace, roots: list[Path]) -> int:
+    """Print the reproduction; with --refresh, measure it again."""
+    from catalogue.loading import load_catalogue
+    from catalogue.reproduce import measured_run, reproduction_text
+    from runner.command import run_options
+    from runner.refresh import run_refresh
+
+    entry = load_catalogue(roots, [args.id])[0]
+    chosen = measured_run(entry, args.run)
+    print(reproduction_text(entry.id, chosen))
+    if not args.refresh:
+        return 0
+    sys.stdout.flush()
+    return run_refresh(roots, args.id, reproduce=chosen, **run_options(args))
