@@ -72,6 +72,20 @@ def test_seed_004_bare_serve_in_a_named_image(catalogue_copy, capsys):
     assert ours["flags"] == theirs["flags"] and ours["image_flags"] == theirs["image_flags"]
 
 
+def test_the_vllm_openai_image_takes_its_serve_arguments_after_the_image(catalogue_copy, capsys):
+    # adadrag/qwen3.5-dgx-spark (2026-02): the official image's entrypoint is `vllm serve`, so the published
+    # command puts the model and flags straight after the image.
+    assert new(catalogue_copy, "pasted", COMMANDS / "qwen35-35b-a3b-bf16-adadrag.sh") == 0
+    assert "runs `vllm serve` as its entrypoint" in capsys.readouterr().out
+    ours = serving(catalogue_copy, "pasted")
+    assert ours["image"] == "vllm/vllm-openai:cu130-nightly" and ours["model_path"] is None
+    assert ours["flags"]["max-model-len"] == 262144 and ours["flags"]["enable-prefix-caching"] is True
+    other = catalogue_copy.parent / "other.sh"
+    other.write_text("docker run --gpus all nvcr.io/nvidia/vllm:25.09-py3 Qwen/Qwen3.5-35B-A3B --port 8000\n")
+    assert new(catalogue_copy, "other", other) == 1
+    assert "not `vllm serve`" in capsys.readouterr().err
+
+
 def test_every_recipe_and_example_round_trips_through_its_rendered_command(catalogue_copy, tmp_path):
     examples = tmp_path / "examples"
     shutil.copytree(REPO / "examples", examples)

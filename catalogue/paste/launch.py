@@ -3,7 +3,9 @@
 Accepted: the launch in one command (`docker run ... IMAGE vllm serve ...`, or `bash -c "vllm serve ..."` as the
 container's command), or `docker run -it ... IMAGE` followed by the `vllm serve` typed in its shell; `export` lines
 and `K=V` / `env K=V` / `sudo` prefixes; `docker pull` (ignored). Lines that start with an option continue the
-command above them (web pages often drop the trailing backslashes). Anything else is refused."""
+command above them (web pages often drop the trailing backslashes). The `vllm/vllm-openai` image starts
+`vllm serve` itself (its entrypoint), so the words after that image are read as `vllm serve`'s. Anything else is
+refused."""
 
 from __future__ import annotations
 
@@ -59,6 +61,17 @@ def _strip_prefixes(words: list[str], env: dict[str, str]) -> list[str]:
     return words
 
 
+SERVE_ENTRYPOINT_IMAGES = ("vllm/vllm-openai", "docker.io/vllm/vllm-openai")
+"""Images whose entrypoint is `vllm serve`: `docker run IMAGE MODEL --flag ...` is a launch."""
+
+
+def _serve_entrypoint(image: str) -> bool:
+    name = image.split("@", 1)[0]
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]
+    return name in SERVE_ENTRYPOINT_IMAGES
+
+
 def _serve_words(words: list[str]) -> list[str] | None:
     """The words after `vllm serve` (or `/path/to/vllm serve`), or None."""
     for i in range(len(words) - 1):
@@ -106,6 +119,12 @@ def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Laun
                 inner = [w for c in split_commands(inner[2], label) for w in _strip_prefixes(c.words, env)]
             if inner:
                 serve = _serve_words(inner)
+                if serve is None and _serve_entrypoint(docker.image) and inner[0] not in ("bash", "sh", "vllm"):
+                    serve = inner
+                    notes.append(
+                        f"line {command.line}: {docker.image} runs `vllm serve` as its entrypoint: "
+                        "the words after the image are read as its model and flags"
+                    )
                 if serve is None:
                     raise CatalogueError(
                         label, f"the container runs {' '.join(inner[:2])!r}, not `vllm serve`", line=command.line
