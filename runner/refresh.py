@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalogue import regression
@@ -19,8 +19,6 @@ from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.errors import CatalogueError
 from catalogue.launch import sweep_workload
 from catalogue.loading import Entry, load_catalogue
-from catalogue.regression import flag_items
-from catalogue.reproduce import pin
 from runner import policy_gate, ray_cluster
 from runner import server as srv
 from runner.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
@@ -30,6 +28,7 @@ from runner.lock import refresh_lock
 from runner.plan import Job, Plan, make_plan, router_yaml
 from runner.preflight import PreflightFailed, run_preflight
 from runner.record import build_run, provenance, write_run
+from runner.rerun import refuse_different, reproducing, same_setup
 from runner.state import Bar, Progress, Running
 from runner.sweep import ClientFailed, Sweep
 
@@ -342,7 +341,7 @@ def run_refresh(
     entry = load_catalogue(roots, [recipe_id])[0]
     host_list: list[Host] = parse_hosts(hosts, hosts_file)
     if reproduce is not None:
-        entry, port, router_port = reproducing(entry, reproduce, port, router_port)
+        entry, port, router_port = reproducing(entry, reproduce, port, router_port, host_list[0])
 
     def plan_for(stamp: str | None = None) -> Plan:
         return make_plan(
@@ -400,66 +399,3 @@ def run_refresh(
             previous.provenance.image_id if previous and isinstance(previous.provenance, MeasuredProvenance) else None
         )
         return execute(plan, entry, progress, resumed_id, fail_on_regression)
-
-
-def reproducing(
-    entry: Entry, run: BenchmarkRun, port: int | None, router_port: int | None
-) -> tuple[Entry, int | None, int | None]:
-    """The recipe pinned as the run ran it (image digest or id, model revision) and the run's own ports."""
-    the_pin = pin(run)
-    serving = entry.recipe.serving
-    flags = {**serving.flags, **({"revision": the_pin.revision} if the_pin.revision else {})}
-    pinned = serving.model_copy(update={"image": the_pin.image or serving.image, "flags": flags})
-    prov = run.provenance
-    assert isinstance(prov, MeasuredProvenance)
-    command = prov.serve_command
-    if port is None and "--port" in command:
-        port = int(command[command.index("--port") + 1])
-    if router_port is None and prov.router is not None:
-        router_port = int(_base_port(prov.bench_commands))
-    for note in the_pin.notes:
-        print(f"note: {note}", file=sys.stderr)
-    return replace(entry, recipe=entry.recipe.model_copy(update={"serving": pinned})), port, router_port
-
-
-def _base_port(bench_commands: list[list[str]]) -> str:
-    argv = bench_commands[0]
-    return argv[argv.index("--base-url") + 1].rsplit(":", 1)[-1]
-
-
-def same_setup(run: BenchmarkRun, plan: Plan) -> None:
-    """A reproduction runs the run's own flags: refuse when the recipe changed since."""
-    prov = run.provenance
-    assert isinstance(prov, MeasuredProvenance)
-    before = [n.command for n in prov.nodes] or [prov.serve_command]
-    for old, new in zip(before, [n.argv for n in plan.nodes]):
-        was, now = (flag_items(c[c.index("serve") + 1 :]) if "serve" in c else [] for c in (old, new))
-        if was != now:
-            diff = sorted(set(was) ^ set(now))
-            raise CatalogueError(
-                plan.folder / "recipe.yaml",
-                f"cannot reproduce run {run.stamp}: the recipe's flags changed since ({', '.join(diff) or 'order'})",
-            )
-
-
-def refuse_different(previous: BenchmarkRun, plan: Plan, entry: Entry) -> None:
-    """A resumed run must measure the same thing: the same server commands and the same workload."""
-    prov = previous.provenance
-    assert isinstance(prov, MeasuredProvenance)
-    before = [n.command for n in prov.nodes] or [prov.serve_command]
-    now = [n.argv for n in plan.nodes]
-    if before != now:
-        changed = next(
-            (f"{a!r} -> {b!r}" for x, y in zip(before, now) for a, b in zip(x, y) if a != b),
-            f"{len(before)} -> {len(now)} servers" if len(before) != len(now) else "the command's length",
-        )
-        raise CatalogueError(
-            plan.run_file, f"cannot resume: the serve command differs from the run's ({changed}); start a new run"
-        )
-    workload = sweep_workload(entry.recipe, previous.workload.tool_version if previous.workload else None)
-    if previous.workload is not None and previous.workload != workload:
-        raise CatalogueError(
-            plan.run_file,
-            "cannot resume: the workload differs from the run's "
-            f"({workload.describe()} vs {previous.workload.describe()})",
-        )

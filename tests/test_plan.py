@@ -16,7 +16,7 @@ from catalogue.loading import load_entry
 from runner.hosts import parse_hosts
 from runner.plan import make_plan
 from runner.record import build_run, provenance
-from runner.refresh import refuse_different
+from runner.rerun import refuse_different
 
 REPO = Path(__file__).resolve().parents[1]
 SPARKS = """hosts:

@@ -1,0 +1,93 @@
+"""Running a recorded run again: `--resume` finishes it only if it would measure the same thing, and
+`catalogue reproduce --refresh` measures it again pinned to what it ran (image digest or id, model revision,
+its own ports), refusing when the recipe's flags changed since."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import replace
+
+from catalogue.benchmark import BenchmarkRun, MeasuredProvenance
+from catalogue.errors import CatalogueError
+from catalogue.launch import sweep_workload
+from catalogue.loading import Entry
+from catalogue.regression import flag_items
+from catalogue.reproduce import pin
+from runner.containers import image_id
+from runner.hosts import Host
+from runner.plan import Plan
+
+
+def reproducing(
+    entry: Entry, run: BenchmarkRun, port: int | None, router_port: int | None, head: Host
+) -> tuple[Entry, int | None, int | None]:
+    """The recipe pinned as the run ran it (image digest or id, model revision) and the run's own ports.
+
+    A locally built image has no digest, only an id on the machine that built it: where that id is not on the
+    head host, the image was rebuilt from its recipe, and its tag runs (said so)."""
+    the_pin = pin(run)
+    serving = entry.recipe.serving
+    local_id = bool(the_pin.image and the_pin.image.startswith("sha256:"))
+    if local_id and serving.image and shutil.which("docker") and image_id(head, str(the_pin.image)) is None:
+        print(
+            f"note: the run's image {the_pin.image} is not on host {head.name}: running {serving.image} "
+            f"({image_id(head, serving.image) or 'not there either'}), rebuilt from its recipe",
+            file=sys.stderr,
+        )
+        the_pin = replace(the_pin, image=serving.image)
+    flags = {**serving.flags, **({"revision": the_pin.revision} if the_pin.revision else {})}
+    pinned = serving.model_copy(update={"image": the_pin.image or serving.image, "flags": flags})
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    command = prov.serve_command
+    if port is None and "--port" in command:
+        port = int(command[command.index("--port") + 1])
+    if router_port is None and prov.router is not None:
+        router_port = int(_base_port(prov.bench_commands))
+    for note in the_pin.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return replace(entry, recipe=entry.recipe.model_copy(update={"serving": pinned})), port, router_port
+
+
+def _base_port(bench_commands: list[list[str]]) -> str:
+    argv = bench_commands[0]
+    return argv[argv.index("--base-url") + 1].rsplit(":", 1)[-1]
+
+
+def same_setup(run: BenchmarkRun, plan: Plan) -> None:
+    """A reproduction runs the run's own flags: refuse when the recipe changed since."""
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    before = [n.command for n in prov.nodes] or [prov.serve_command]
+    for old, new in zip(before, [n.argv for n in plan.nodes]):
+        was, now = (flag_items(c[c.index("serve") + 1 :]) if "serve" in c else [] for c in (old, new))
+        if was != now:
+            diff = sorted(set(was) ^ set(now))
+            raise CatalogueError(
+                plan.folder / "recipe.yaml",
+                f"cannot reproduce run {run.stamp}: the recipe's flags changed since ({', '.join(diff) or 'order'})",
+            )
+
+
+def refuse_different(previous: BenchmarkRun, plan: Plan, entry: Entry) -> None:
+    """A resumed run must measure the same thing: the same server commands and the same workload."""
+    prov = previous.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    before = [n.command for n in prov.nodes] or [prov.serve_command]
+    now = [n.argv for n in plan.nodes]
+    if before != now:
+        changed = next(
+            (f"{a!r} -> {b!r}" for x, y in zip(before, now) for a, b in zip(x, y) if a != b),
+            f"{len(before)} -> {len(now)} servers" if len(before) != len(now) else "the command's length",
+        )
+        raise CatalogueError(
+            plan.run_file, f"cannot resume: the serve command differs from the run's ({changed}); start a new run"
+        )
+    workload = sweep_workload(entry.recipe, previous.workload.tool_version if previous.workload else None)
+    if previous.workload is not None and previous.workload != workload:
+        raise CatalogueError(
+            plan.run_file,
+            "cannot resume: the workload differs from the run's "
+            f"({workload.describe()} vs {previous.workload.describe()})",
+        )
