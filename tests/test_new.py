@@ -86,6 +86,16 @@ def test_the_vllm_openai_image_takes_its_serve_arguments_after_the_image(catalog
     assert "not `vllm serve`" in capsys.readouterr().err
 
 
+def test_a_mkdir_before_the_launch_is_left_out_with_a_note(catalogue_copy, capsys):
+    # ZengboJamesWang/dgx-spark-vllm-gemma4-26b-uncensored's README block starts with `mkdir -p` of the HF cache.
+    command = COMMANDS / "gemma4-26b-a4b-nvfp4-aeon7.sh"
+    assert new(catalogue_copy, "pasted", command, "--model", "AEON-7/Gemma-4-26B-A4B-it-Uncensored-NVFP4") == 0
+    assert "`mkdir -p ~/.cache/huggingface` prepares a host folder: left out" in capsys.readouterr().out
+    ours = serving(catalogue_copy, "pasted")
+    assert ours["model_path"] == "/root/.cache/huggingface/gemma-4-26B-it-uncensored-nvfp4"
+    assert ours["flags"]["kv-cache-dtype"] == "fp8" and "mkdir" not in str(ours["container"])
+
+
 def test_every_recipe_and_example_round_trips_through_its_rendered_command(catalogue_copy, tmp_path):
     examples = tmp_path / "examples"
     shutil.copytree(REPO / "examples", examples)

@@ -2,10 +2,10 @@
 
 Accepted: the launch in one command (`docker run ... IMAGE vllm serve ...`, or `bash -c "vllm serve ..."` as the
 container's command), or `docker run -it ... IMAGE` followed by the `vllm serve` typed in its shell; `export` lines
-and `K=V` / `env K=V` / `sudo` prefixes; `docker pull` (ignored). Lines that start with an option continue the
-command above them (web pages often drop the trailing backslashes). The `vllm/vllm-openai` image starts
-`vllm serve` itself (its entrypoint), so the words after that image are read as `vllm serve`'s. Anything else is
-refused."""
+and `K=V` / `env K=V` / `sudo` prefixes; `docker pull` and `mkdir` (ignored, noted). Lines that start with an
+option continue the command above them (web pages often drop the trailing backslashes). The `vllm/vllm-openai`
+image starts `vllm serve` itself (its entrypoint), so the words after that image are read as `vllm serve`'s.
+Anything else is refused."""
 
 from __future__ import annotations
 
@@ -105,6 +105,9 @@ def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Laun
                 (env if docker is not None else host_env)[key] = value
             continue
         if words[:2] == ["docker", "pull"]:
+            continue
+        if words[0] == "mkdir" and serve is None:
+            notes.append(f"line {command.line}: `{' '.join(words)}` prepares a host folder: left out of the recipe")
             continue
         if serve is not None:
             raise CatalogueError(
