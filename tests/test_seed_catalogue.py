@@ -15,7 +15,8 @@ def _num(text: str) -> float:
 
 
 def test_all_seed_recipes_load(entries):
-    assert set(entries) == {
+    # The seeds; recipes transcribed from public sources since (issue 21) load beside them.
+    assert set(entries) >= {
         "gptoss-120b",
         "gptoss-120b-ngc-2509",
         "gptoss-120b-community-131k",
