@@ -40,9 +40,10 @@ def test_changes_name_vllm_and_flags(tmp_path, repo):
 def test_trend_chart_is_dated_and_on_the_page(tmp_path, repo):
     entry = two_runs(tmp_path, repo)
     svg = trend_chart(entry)
+    newest = entry.runs[-1].measured_on.isoformat()
     ticks = re.findall(r'class="rc-xtick"[^>]*>([^<]+)<', svg)
-    assert ticks == ["2026-10-01", "2026-11-22"]
-    assert 'data-tip="best generation: ' in svg and "at 2026-11-22" in svg
+    assert ticks == ["2026-10-01", newest]
+    assert 'data-tip="best generation: ' in svg and f"at {newest}" in svg
     page = render_recipe(entry).markdown()
     history = page.split('id="run-history"')[1]
     assert "vLLM 0.31.0 → 0.32.0; flags: +--enforce-eager" in history and "rc-chart" in history
@@ -50,3 +51,12 @@ def test_trend_chart_is_dated_and_on_the_page(tmp_path, repo):
 
 def test_no_trend_without_two_dated_runs_of_one_workload(entries):
     assert trend_chart(entries["gptoss-120b-ngc-2509"]) == ""  # its source states no dates
+
+
+def test_a_prompt_heavy_workload_is_judged_by_prefill(entries):
+    from catalogue.site.history import main_metric
+
+    run = entries["gptoss-120b-topology-solo"].latest
+    assert main_metric(run).name == "generation_tps"
+    heavy = run.model_copy(update={"workload": run.workload.model_copy(update={"input_len": 4096, "output_len": 32})})
+    assert main_metric(heavy).name == "prefill_tps"

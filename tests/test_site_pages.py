@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import json
 import os
 import re
 from pathlib import Path
@@ -40,7 +41,8 @@ FIXED = Validation(
 
 @pytest.mark.parametrize("page", ["recipes/gptoss-120b.md", "compare/openai-gpt-oss-120b--dgx-spark.md", "index.md"])
 def test_golden_pages(entries, page):
-    pages = build_pages(list(entries.values()), {"gptoss-120b": FIXED})
+    seeds = [e for i, e in entries.items() if i.startswith("gptoss-")]  # the golden index: the seven seeds only
+    pages = build_pages(seeds, {"gptoss-120b": FIXED})
     golden = GOLDEN / page.replace("/", "__")
     if os.environ.get("UPDATE_GOLDEN"):
         golden.write_text(pages[page].markdown())
@@ -222,3 +224,132 @@ def test_a_comparison_of_many_recipes_drops_none(tmp_path, repo):
     for chart in charts:
         assert chart.count('<button type="button" class="rc-key"') == 8
         assert chart.count('class="rc-pts rc-s0 rc-d0"') == 1 and chart.count('class="rc-pts rc-s0 rc-d1"') == 1
+
+
+def _with_partial_run(folder: Path) -> dict:
+    """A newer copy of the bench-serve run that stopped after c=1, with a figure no complete run has."""
+    newest = sorted((folder / "runs").glob("*.json"))[-1]
+    data = json.loads(newest.read_text())
+    data["recorded_at"] = "2026-11-24T08:00:00Z"
+    data["provenance"]["source_date"] = "2026-11-24"
+    data["levels"] = data["levels"][:1]
+    data["levels"][0]["generation_tps"] = 987.6
+    data["complete"], data["incomplete_reason"] = False, "the server died at c=2"
+    (folder / "runs" / "20261124T080000Z.json").write_text(json.dumps(data))
+    return data
+
+
+def _sections(page: str) -> list[str]:
+    perf = page.split('<h2 id="performance">')[1].split("<h2")[0]
+    return perf.split('<h3 id="workload-')[1:]
+
+
+def test_every_workload_has_its_own_table_newest_first(tmp_path):
+    from catalogue.loading import load_entry
+    from catalogue.site import view
+    from catalogue.site.pages import index_rows
+    from tests.workload_support import import_three_workloads
+
+    _, folder = import_three_workloads(tmp_path)
+    entry = load_entry(folder)
+    sections = _sections(render_recipe(entry).markdown())
+    titles = [s.split("</h3>")[0] for s in sections]
+    assert len(titles) == 3
+    assert "Workload: vllm bench serve · random · prompt 64 / output 16 tokens" in titles[0]
+    assert "Workload: llama-benchy 0.4.0 · llama-benchy&#39;s generated prompts · prompt 128 / output 128" in titles[1]
+    assert "Workload: llama-benchy 0.4.0 · llama-benchy&#39;s generated prompts · prompt 64 / output 128" in titles[2]
+    for section, figures in zip(sections, [("808.9", "170.5"), ("2,503.3", "117.5"), ("1,668.9", "117.5")]):
+        assert '<table class="rc-perf">' in section and "rc-chart" in section
+        assert all(f"<td>{f} <small>" in section or f"<td>{f}</td>" in section for f in figures), figures
+    # the headline workload comes first when named
+    pp64 = view.workloads(entry)[2].key
+    assert view.workloads(entry, pp64)[0].key == pp64
+    row = index_rows([entry])[0]
+    assert row["workload"].startswith("vllm bench serve · random") and row["partial"] is None
+    assert row["single"] == entry.runs[-1].level(1).generation_tps
+
+
+def test_a_partial_run_never_hides_a_complete_one(tmp_path):
+    from catalogue.loading import load_entry
+    from catalogue.site.compare import Member
+    from catalogue.site.pages import index_rows
+    from tests.workload_support import import_three_workloads
+
+    _, folder = import_three_workloads(tmp_path)
+    _with_partial_run(folder)
+    entry = load_entry(folder)
+    assert not entry.latest.complete  # the newest run stopped part-way
+    page = render_recipe(entry).markdown()
+    first = _sections(page)[0]
+    assert "987.6" not in first and "170.5" in first and "partial run" not in first
+    history = page.split('id="run-history"')[1]
+    partial_row = next(r for r in history.split("<tr") if "987.6" in r)
+    assert "partial run: the server died at c=2" in partial_row
+    row = index_rows([entry])[0]
+    assert row["single"] != 987.6 and row["partial"] is None
+    assert Member(entry, "x", 1).run.complete
+
+
+def test_a_lone_partial_run_is_shown_and_marked(tmp_path):
+    from catalogue.loading import load_entry
+    from catalogue.site.pages import index_rows
+    from tests.workload_support import import_three_workloads
+
+    _, folder = import_three_workloads(tmp_path)
+    data = _with_partial_run(folder)
+    data["workload"]["input_len"] = 32  # a workload of its own: no complete run of it exists
+    (folder / "runs" / "20261124T080000Z.json").write_text(json.dumps(data))
+    entry = load_entry(folder)
+    first = _sections(render_recipe(entry).markdown())[0]
+    assert "prompt 32 / output 16" in first.split("</h3>")[0]
+    assert "partial run: the server died at c=2" in first and "987.6" in first
+    row = index_rows([entry])[0]
+    assert row["partial"] == "partial run: the server died at c=2"
+    index = build_pages([entry])["index.md"].markdown()
+    assert 'class="rc-partial"' in index and "partial run: the server died at c=2" in index
+
+
+def test_history_says_which_workload_and_its_best_figure(tmp_path):
+    from catalogue.loading import load_entry
+    from catalogue.site.history import history_rows
+    from catalogue.site.pages import history_charts
+    from tests.workload_support import import_three_workloads
+
+    _, folder = import_three_workloads(tmp_path)
+    _with_partial_run(folder)
+    pp64 = sorted((folder / "runs").glob("*.json"))[0]
+    older = json.loads(pp64.read_text())
+    older["recorded_at"], older["label"] = "2026-11-01T00:00:00Z", "an older pp64 run"
+    (folder / "runs" / "20261101T000000Z.json").write_text(json.dumps(older))
+    entry = load_entry(folder)
+    rows = history_rows(entry)
+    assert [r.workload.split(" ·")[0] for r in rows] == ["vllm bench serve"] * 2 + ["llama-benchy 0.4.0"] * 3
+    assert [r.metric.name for r in rows] == ["generation_tps"] * 5
+    assert rows[0].partial and not rows[0].shown and rows[1].shown
+    (chart,) = history_charts(entry)  # only pp64 has two runs with a sweep; the partial run has one level
+    title = html.unescape(re.search(r'class="rc-chart-title">([^<]*)<', chart).group(1))
+    assert "prompt 64 / output 128 tokens" in title and chart.count('<button type="button" class="rc-key"') == 2
+    page = render_recipe(entry).markdown().split('id="run-history"')[1]
+    assert "prompt 128 / output 128 tokens" in page and "prompt 64 / output 128 tokens" in page
+
+
+def test_index_filters_and_sorts_by_what_a_reader_chooses(entries):
+    from catalogue.site.pages import SORTS, index_rows
+    from catalogue.site.view import model_family
+
+    assert [model_family(m) for m in ("openai/gpt-oss-120b", "Qwen/Qwen3-30B-A3B", "meta-llama/Llama-3.3-70B")] == [
+        "gpt-oss",
+        "Qwen3",
+        "Llama-3.3",
+    ]
+    seeds = [e for i, e in entries.items() if i.startswith("gptoss-")]
+    rows = {r["title"]: r for r in index_rows(seeds)}
+    cluster = rows[entries["gptoss-120b-topology-cluster-tp2"].recipe.title]
+    assert cluster["nodes"] == 2 and cluster["per_node"] == round(cluster["best"] / 2, 1)
+    index = build_pages(seeds)["index.md"].markdown()
+    header = index.split("<thead>")[1].split("</thead>")[0]
+    for th in re.findall(r"<th[^>]*>.*?</th>", header):
+        assert "title=" in th, th  # every column says what it measures
+    for key, _ in SORTS:
+        assert f'data-key="{key}"' in header
+    assert 'data-filter="family"' in index and 'data-filter="nodes"' in index and 'data-filter="memory"' in index

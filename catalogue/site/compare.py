@@ -1,18 +1,21 @@
 """Like-for-like comparisons: runs grouped by workload, throughput per node, winners only within a group.
 
 Two recipes' figures are put against each other (deltas, a winner) only when their newest runs
-measured the same workload (catalogue.workload.Workload.key). Throughput is a sum over servers, so
-set-ups with different node counts are ranked by throughput per node, with the raw figure beside it;
-latency is ranked only among set-ups with the same node count.
+measured the same workload (catalogue.workload.Workload.key); a run that stopped part-way stands for its
+recipe only while no complete run of that workload exists (catalogue.site.view.headline_run). Throughput is
+a sum over servers, so set-ups with different node counts are ranked by throughput per node, with the raw
+figure beside it; latency is ranked only among set-ups with the same node count.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from catalogue.benchmark import BenchmarkRun, LevelResult
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, Metric
+from catalogue.site.view import headline_run
 from catalogue.workload import Workload
 
 COMPARED = ["generation_tps", "prefill_tps", "ttft_mean_ms", "peak_tps"]
@@ -27,9 +30,10 @@ class Member:
     short: str
     nodes: int
 
-    @property
+    @cached_property
     def run(self) -> BenchmarkRun | None:
-        return self.entry.latest
+        """The recipe's headline run: never a run that stopped part-way while its workload has a complete one."""
+        return headline_run(self.entry)
 
     @property
     def workload(self) -> Workload | None:
@@ -130,10 +134,14 @@ def metric_rows(members: list[Member], metric: Metric, per_node: bool) -> list[R
 
 
 def pareto_points(member: Member) -> list[tuple[float, float]]:
-    """(output tok/s per node, tok/s per user = output tok/s ÷ concurrency) per level of the newest run."""
-    run = member.run
+    """(output tok/s per node, tok/s per user = output tok/s ÷ concurrency) per level of the member's run."""
+    return run_pareto_points(member.run, member.nodes)
+
+
+def run_pareto_points(run: BenchmarkRun | None, nodes: int) -> list[tuple[float, float]]:
+    """(output tok/s per node, tok/s per user) per level of one run on `nodes` nodes."""
     return [
-        (lv.generation_tps / member.nodes, lv.generation_tps / lv.concurrency)
+        (lv.generation_tps / nodes, lv.generation_tps / lv.concurrency)
         for lv in sorted(run.levels if run else [], key=lambda lv: lv.concurrency)
         if lv.generation_tps
     ]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from catalogue.benchmark import LevelResult, MeasuredProvenance
+from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.flags.drift import accepted_by
 from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
@@ -14,8 +15,8 @@ from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, METRICS, Metric
 from catalogue.site import view
 from catalogue.site.charts import Series, line_chart, pareto_chart
-from catalogue.site.compare import Group, Member, compare, pareto_points
-from catalogue.site.history import history_rows, trend_chart
+from catalogue.site.compare import Group, Member, compare, pareto_points, run_pareto_points
+from catalogue.site.history import history_rows, main_metric, trend_charts
 from catalogue.site.page import Page
 from catalogue.site.prose import paragraphs
 from catalogue.site.templating import render
@@ -58,12 +59,13 @@ def _pareto_series(name: str, points: list[tuple[float, float]], levels: list[Le
     return Series(name, points, labels={x: f"c={c}" for (x, _), c in zip(points, concurrencies)})
 
 
-def recipe_charts(entry: Entry) -> list[str]:
-    """Throughput and TTFT against concurrency, and interactivity against throughput, for the newest run."""
-    run = entry.latest
+def recipe_charts(entry: Entry, run: BenchmarkRun | None = None, about: str = "") -> list[str]:
+    """Throughput and TTFT against concurrency, and interactivity against throughput, for one run (the newest
+    by default); `about` names its workload in the titles."""
+    run = run if run is not None else entry.latest
     if run is None or len(run.levels) < 2:
         return []
-    title = entry.recipe.title
+    title = entry.recipe.title + (f" ({about})" if about else "")
     ttft = [
         Series(
             "TTFT mean",
@@ -71,19 +73,21 @@ def recipe_charts(entry: Entry) -> list[str]:
             spread={lv.concurrency: lv.ttft_ms.std for lv in run.levels if lv.ttft_ms and lv.ttft_ms.std},
         )
     ]
-    member = Member(entry, entry.id, nodes_used(entry.recipe, entry.latest))
+    nodes = nodes_used(entry.recipe, run)
     charts = [
         line_chart(
             f"{title}: throughput against concurrency",
             "tok/s",
-            _series(run.levels, ["generation_tps", "peak_tps", "total_tps"]),
+            _series(run.levels, ["prefill_tps", "generation_tps", "peak_tps", "total_tps"])
+            if main_metric(run).name == "prefill_tps"
+            else _series(run.levels, ["generation_tps", "peak_tps", "total_tps"]),
         ),
         line_chart(f"{title}: time to first token against concurrency (± stdev over requests)", "ms", ttft),
         pareto_chart(
             f"{title}: tok/s per user against output tok/s per node",
             [
                 _pareto_series(
-                    f"{member.nodes} node(s)" if member.nodes > 1 else "this recipe", pareto_points(member), run.levels
+                    f"{nodes} node(s)" if nodes > 1 else "this recipe", run_pareto_points(run, nodes), run.levels
                 )
             ],
         ),
@@ -91,13 +95,65 @@ def recipe_charts(entry: Entry) -> list[str]:
     return [c for c in charts if c]
 
 
+def history_charts(entry: Entry) -> list[str]:
+    """The figure each workload measures best against concurrency, one line per run, one chart per workload with
+    two or more such runs."""
+    out = []
+    for group in view.workloads(entry):
+        runs = [run for run in group.runs[::-1] if len(run.levels) > 1]
+        if len(runs) < 2:
+            continue
+        metric = main_metric(group.run)
+        series = [
+            Series(
+                (run.label or run.stamp) + (" (partial)" if not run.complete else ""), _points(run.levels, metric.get)
+            )
+            for run in runs
+        ]
+        out.append(
+            line_chart(
+                f"{entry.recipe.title}: {metric.label.lower()} across runs ({group.describe})", metric.unit, series
+            )
+        )
+    return out
+
+
 def history_chart(entry: Entry) -> str:
-    """Generation against concurrency, one line per run."""
-    runs = [run for run in entry.runs if len(run.levels) > 1]
-    if len(runs) < 2:
-        return ""
-    series = [Series(run.label or run.stamp, _points(run.levels, BY_NAME["generation_tps"].get)) for run in runs]
-    return line_chart(f"{entry.recipe.title}: generation across runs", "tok/s", series)
+    """The first workload's chart of `history_charts` (kept for callers that want one)."""
+    charts = history_charts(entry)
+    return charts[0] if charts else ""
+
+
+@dataclass(frozen=True)
+class WorkloadSection:
+    """One workload on the recipe page: its shown run, table columns, charts."""
+
+    anchor: str
+    group: view.WorkloadRuns
+    columns: list[Metric]
+    spread: bool
+    charts: list[str]
+    withheld: list[str]
+    older: int
+    """How many older runs of this workload the history keeps."""
+
+
+def workload_sections(entry: Entry, headline: tuple | None = None) -> list[WorkloadSection]:
+    """The newest run of each workload, headline workload (or newest) first, ready for the page."""
+    groups = view.workloads(entry, headline)
+    many = len(groups) > 1
+    return [
+        WorkloadSection(
+            f"workload-{i}",
+            g,
+            _columns(g.run.levels),
+            _has_spread(g.run.levels),
+            recipe_charts(entry, g.run, g.describe if many else ""),
+            view.withheld_peaks(g.run),
+            len(g.runs) - 1,
+        )
+        for i, g in enumerate(groups, 1)
+    ]
 
 
 def staleness(entry: Entry, validation: view.Validation | None) -> str | None:
@@ -124,15 +180,11 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         "recipe.html.j2",
         id=entry.id,
         r=recipe,
-        latest=entry.latest,
+        sections=workload_sections(entry),
         runs=entry.runs,
-        columns=_columns(entry.latest.levels) if entry.latest else [],
-        spread=_has_spread(entry.latest.levels) if entry.latest else False,
-        charts=recipe_charts(entry),
-        withheld=view.withheld_peaks(entry.latest) if entry.latest else [],
-        history_chart=history_chart(entry),
+        history_charts=history_charts(entry),
         history=history_rows(entry),
-        trend_chart=trend_chart(entry),
+        trend_charts=trend_charts(entry),
         comparisons=view.comparison_rows(entry),
         roof=view.roofline(entry),
         launch=view.launch_blocks(recipe, entry.platform),
@@ -171,25 +223,36 @@ def render_recipe(entry: Entry, validation: view.Validation | None = None, compa
 
 
 def index_rows(entries: list[Entry], validations: dict[str, view.Validation] | None = None) -> list[dict[str, Any]]:
-    """One row per recipe with its headline figures and the vLLM releases that accept its flags."""
+    """One row per recipe with its headline figures (and the workload they come from), what it needs (nodes,
+    memory where known) and the vLLM releases that accept its flags."""
     rows = []
     for entry in entries:
-        recipe, run = entry.recipe, entry.latest
+        recipe, run = entry.recipe, view.headline_run(entry)
         validation = (validations or {}).get(entry.id)
         best = view.best_generation(run)
         single = run.level(1) if run else None
+        nodes = nodes_used(recipe, run)
+        roof = view.roofline(entry)
+        memory = view.memory_per_node(recipe)
         rows.append(
             {
                 "url": link(INDEX, recipe_path(entry)),
                 "title": recipe.title,
                 "model": recipe.model,
+                "family": view.model_family(recipe.model),
                 "hardware": recipe.hardware.name,
                 "topology": view.topology_label(recipe),
+                "nodes": nodes,
+                "memory": round(memory, 1) if memory is not None else None,
                 "status": recipe.status,
                 "verified": entry.verified.isoformat() if entry.verified else None,
                 "single": single.generation_tps if single else None,
                 "best": best.generation_tps if best else None,
                 "best_c": best.concurrency if best else None,
+                "per_node": round(best.generation_tps / nodes, 1) if best and best.generation_tps else None,
+                "roofline": round(roof["share"]) if roof and "share" in roof else None,
+                "workload": (run.workload.describe() if run.workload else "not stated") if run else "",
+                "partial": view.partial_note(run),
                 "text": " ".join([recipe.title, recipe.model, *recipe.serving.flags]).lower(),
                 "vllm": " ".join(accepted_by(validation.drift)) if validation else "",
             }
@@ -197,7 +260,23 @@ def index_rows(entries: list[Entry], validations: dict[str, view.Validation] | N
     return rows
 
 
-FILTERS = [("model", "Model"), ("hardware", "Hardware"), ("topology", "Topology"), ("status", "Status")]
+FILTERS = [
+    ("family", "Model family"),
+    ("model", "Model"),
+    ("hardware", "Hardware"),
+    ("nodes", "Sparks"),
+    ("topology", "Topology"),
+    ("status", "Status"),
+]
+SORTS = [
+    ("single", "Single-stream generation"),
+    ("per_node", "Best throughput per node"),
+    ("roofline", "Roofline %"),
+    ("best", "Best generation"),
+    ("memory", "Memory per node"),
+    ("verified", "Verified"),
+]
+"""The index's 'sort by' choices: (column key, label); numbers sort highest first, memory lowest first."""
 INDEX_LEAD = (
     "<p>How to serve a model on a given machine, with the exact launch command and dated numbers for every "
     "concurrency. Every recipe's flags are checked against vLLM's own argument parser before it is published; "
@@ -210,10 +289,12 @@ INDEX_LEAD = (
 def render_index(entries: list[Entry], validations: dict[str, view.Validation] | None = None) -> Page:
     """The catalogue index: every recipe, sortable and filterable (also by the vLLM releases that accept it)."""
     rows = index_rows(entries, validations)
-    options = {key: sorted({str(row[key]) for row in rows}) for key, _ in FILTERS}
+    options: dict[str, list[str]] = {key: sorted({str(row[key]) for row in rows}) for key, _ in FILTERS}
+    options["nodes"] = sorted({str(row["nodes"]) for row in rows}, key=int)
+    options["memory"] = [f"{m:g}" for m in sorted({row["memory"] for row in rows if row["memory"] is not None})]
     options["vllm"] = sorted({v for row in rows for v in row["vllm"].split()}, key=version_key, reverse=True)
     lead = INDEX_LEAD.format(methodology=link(INDEX, METHODOLOGY), compare=link(INDEX, COMPARE_INDEX))
-    body = render("index.html.j2", rows=rows, filters=FILTERS, options=options)
+    body = render("index.html.j2", rows=rows, filters=FILTERS, options=options, sorts=SORTS)
     title = "LLM inference recipes"
     return Page(
         INDEX,
@@ -264,7 +345,11 @@ def render_compare(model: str, platform: str, entries: list[Entry]) -> Page:
         m.short: {
             "url": link(path, recipe_path(m.entry)),
             "topology": view.topology_label(m.entry.recipe),
-            "provenance": view.provenance_line(m.run) if m.run else "",
+            "provenance": (
+                ((note.capitalize() + ". ") if (note := view.partial_note(m.run)) else "") + view.provenance_line(m.run)
+                if m.run
+                else ""
+            ),
         }
         for m in members
     }

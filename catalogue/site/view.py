@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 
 import yaml
@@ -31,6 +32,8 @@ class ComparisonRow:
     """The metric's header, e.g. 'Generation (tok/s)'."""
     apart: str | None
     """Why the two figures are not like for like (workloads differ or are not stated); None when they are."""
+    partial: str | None = None
+    """'partial run: <why>' when our figure comes from a run that stopped part-way."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,25 @@ def workload_gap(ours: Workload | None, theirs: Workload | None) -> str | None:
     return None
 
 
+def our_figure(entry: Entry, comparison: Comparison) -> tuple[BenchmarkRun, LevelResult] | None:
+    """Our run and level at a comparison's concurrency: the newest run with the metric there, passing over a
+    run that stopped part-way when a complete run of the same workload has it."""
+    found = []
+    for run in sorted(entry.runs, key=run_order, reverse=True):
+        level = run.level(comparison.concurrency)
+        if level is not None and metric_value(level, comparison.metric) is not None:
+            found.append((run, level))
+    for run, level in found:
+        if run.complete or not any(r.complete and workload_key(r) == workload_key(run) for r, _ in found):
+            return run, level
+    return None
+
+
 def comparison_rows(entry: Entry) -> list[ComparisonRow]:
     """Every comparison with ours, the delta and whether the workloads match, in recipe order."""
     rows = []
     for comparison in entry.recipe.comparisons:
-        found = entry.ours(comparison)
+        found = our_figure(entry, comparison)
         if found is None:
             continue
         run, level = found
@@ -99,9 +116,93 @@ def comparison_rows(entry: Entry) -> list[ComparisonRow]:
                     (ours - comparison.value) / comparison.value * 100,
                     BY_NAME[comparison.metric].header,
                     workload_gap(run.workload, comparison.workload),
+                    partial_note(run),
                 )
             )
     return rows
+
+
+def run_order(run: BenchmarkRun) -> tuple[dt.date, dt.datetime]:
+    """Newest last: the measuring date (undated runs first), then the recording time."""
+    return (run.measured_on or dt.date.min, run.recorded_at)
+
+
+def workload_key(run: BenchmarkRun) -> tuple | None:
+    """The key a run is grouped under on its page: its workload's key, None when the workload is not stated."""
+    return run.workload.key if run.workload is not None else None
+
+
+@dataclass(frozen=True)
+class WorkloadRuns:
+    """One workload a recipe measured: the run its page shows for it, and every run of it, newest first."""
+
+    key: tuple | None
+    workload: Workload | None
+    run: BenchmarkRun
+    """The newest complete run of the workload; the newest run only when none is complete."""
+    runs: list[BenchmarkRun]
+
+    @property
+    def describe(self) -> str:
+        return self.workload.describe() if self.workload is not None else "not stated"
+
+    @property
+    def partial(self) -> bool:
+        return not self.run.complete
+
+
+def workloads(entry: Entry, headline: tuple | None = None) -> list[WorkloadRuns]:
+    """The newest run of each workload key (runs with a concurrency sweep), newest workload first; `headline`
+    (a workload key the recipe names) first when given. A run that stopped part-way is shown only while its
+    workload has no complete run."""
+    groups: dict[tuple | None, list[BenchmarkRun]] = {}
+    for run in sorted((r for r in entry.runs if r.levels), key=run_order, reverse=True):
+        groups.setdefault(workload_key(run), []).append(run)
+    out = []
+    for key, runs in groups.items():
+        shown = next((r for r in runs if r.complete), runs[0])
+        out.append(WorkloadRuns(key, shown.workload, shown, runs))
+    out.sort(key=lambda w: run_order(w.runs[0]), reverse=True)
+    out.sort(key=lambda w: headline is None or w.key != headline)  # stable: the chosen workload first
+    return out
+
+
+def headline_run(entry: Entry, headline: tuple | None = None) -> BenchmarkRun | None:
+    """The run the index and the roofline quote: the first workload's shown run (never a partial run while a
+    complete run of the same workload exists)."""
+    found = workloads(entry, headline)
+    return found[0].run if found else None
+
+
+def partial_note(run: BenchmarkRun | None) -> str | None:
+    """'partial run: <why>' for a run that stopped part-way, else None."""
+    if run is None or run.complete:
+        return None
+    return f"partial run: {run.incomplete_reason}" if run.incomplete_reason else "partial run"
+
+
+SIZE_WORD = re.compile(r"^(\d+(\.\d+)?[bmkt]|a\d+(\.\d+)?b|e\d+b|\d+x\d+b)$", re.I)
+
+
+def model_family(model: str) -> str:
+    """The model's family from its id: the words of its name before the size ('openai/gpt-oss-120b' -> 'gpt-oss',
+    'Qwen/Qwen3-30B-A3B' -> 'Qwen3', 'meta-llama/Llama-3.3-70B-Instruct' -> 'Llama-3.3')."""
+    name = model.rsplit("/", 1)[-1]
+    words = name.split("-")
+    kept = []
+    for word in words:
+        if SIZE_WORD.match(word):
+            break
+        kept.append(word)
+    return "-".join(kept) or name
+
+
+def memory_per_node(recipe: Recipe) -> float | None:
+    """GB of each node's memory vLLM takes: --gpu-memory-utilization × the node's memory, when the recipe sets it."""
+    value = recipe.serving.flags.get("gpu-memory-utilization")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) * recipe.hardware.memory_gb
 
 
 def withheld_peaks(run: BenchmarkRun) -> list[str]:
@@ -121,7 +222,7 @@ def best_generation(run: BenchmarkRun | None) -> LevelResult | None:
 
 def roofline(entry: Entry) -> dict[str, float] | None:
     """Single-stream ceiling = bandwidth / bytes per token, and the c=1 generation's share of it."""
-    recipe, run = entry.recipe, entry.latest
+    recipe, run = entry.recipe, headline_run(entry)
     bandwidth = recipe.hardware.memory_bandwidth_gbs
     if recipe.roofline is None or not bandwidth:
         return None

@@ -7,23 +7,54 @@
     return raw.toLowerCase();
   }
 
+  // Sort the rows by one column; empty cells always go last.
+  function sortBy(table, index, kind, ascending) {
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = cellValue(a, index, kind), y = cellValue(b, index, kind);
+      var xe = kind === "num" ? x === -Infinity : x === "", ye = kind === "num" ? y === -Infinity : y === "";
+      if (xe !== ye) { return xe ? 1 : -1; }
+      return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
+    });
+    rows.forEach(function (row) { body.appendChild(row); });
+  }
+
+  function mark(headers, th, ascending) {
+    Array.prototype.forEach.call(headers, function (h) { h.removeAttribute("aria-sort"); });
+    if (th) { th.setAttribute("aria-sort", ascending ? "ascending" : "descending"); }
+  }
+
   function makeSortable(table) {
     var headers = table.tHead.rows[0].cells;
     Array.prototype.forEach.call(headers, function (th, index) {
       th.setAttribute("role", "button");
-      th.addEventListener("click", function () {
+      th.setAttribute("tabindex", "0");
+      function click() {
         var ascending = th.getAttribute("aria-sort") !== "ascending";
-        Array.prototype.forEach.call(headers, function (h) { h.removeAttribute("aria-sort"); });
-        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
-        var kind = th.getAttribute("data-sort") || "text";
-        var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (a, b) {
-          var x = cellValue(a, index, kind), y = cellValue(b, index, kind);
-          return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
-        });
-        rows.forEach(function (row) { body.appendChild(row); });
-      });
+        mark(headers, th, ascending);
+        sortBy(table, index, th.getAttribute("data-sort") || "text", ascending);
+      }
+      th.addEventListener("click", click);
+      th.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); click(); } });
+    });
+  }
+
+  // The "Sort by" choice: best first (highest number; lowest for a column marked data-order="asc").
+  function makeSortChoice(table, select) {
+    var headers = table.tHead.rows[0].cells;
+    var original = Array.prototype.slice.call(table.tBodies[0].rows);
+    select.addEventListener("change", function () {
+      var key = select.value;
+      var th = table.tHead.querySelector('th[data-key="' + key + '"]');
+      if (!th) {
+        mark(headers, null, true);
+        original.forEach(function (row) { table.tBodies[0].appendChild(row); });
+        return;
+      }
+      var ascending = th.getAttribute("data-order") === "asc";
+      mark(headers, th, ascending);
+      sortBy(table, th.cellIndex, th.getAttribute("data-sort") || "text", ascending);
     });
   }
 
@@ -38,6 +69,7 @@
           var have = (row.getAttribute("data-" + key) || "").toLowerCase();
           if (key === "text") { return have.indexOf(want) !== -1; }
           if (input.getAttribute("data-match") === "word") { return have.split(" ").indexOf(want) !== -1; }
+          if (input.getAttribute("data-match") === "max") { return have !== "" && parseFloat(have) <= parseFloat(want); }
           return have === want;
         });
         row.hidden = !visible;
@@ -92,6 +124,8 @@
     document.querySelectorAll("table.rc-sortable").forEach(makeSortable);
     var index = document.getElementById("rc-index"), filters = document.getElementById("rc-filters");
     if (index && filters) { makeFilterable(index, filters, document.getElementById("rc-count")); }
+    var choice = document.getElementById("rc-sort");
+    if (index && choice) { makeSortChoice(index, choice); }
   }
 
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
