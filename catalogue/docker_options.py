@@ -71,10 +71,15 @@ def option_value(group: list[str]) -> str:
     return (walked[-1][2] or "") if walked else ""
 
 
+def option_name(group: list[str]) -> str:
+    """The long name of one grouped option: `-v a:b` -> `volume`, `--net=host` -> `network`."""
+    walked = walk_options(group)
+    return walked[-1][1] if walked else group[0]
+
+
 def option_key(group: list[str]) -> str:
     """What an option sets, so that a recipe's option replaces the profile's: `ulimit:memlock`, `volume:/dst`."""
-    walked = walk_options(group)
-    name = walked[-1][1] if walked else group[0]
+    name = option_name(group)
     value = option_value(group)
     if name == "ulimit":
         return f"ulimit:{value.split('=', 1)[0]}"

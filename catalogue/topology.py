@@ -19,6 +19,9 @@ MASTER_PORT = 29501
 """`--master-port` of vLLM's multi-node launcher when the recipe sets none."""
 RAY_PORT = 6379
 ROUTER_PORT = 4000
+SERVE_ENTRYPOINT_IMAGES = ("vllm/vllm-openai", "docker.io/vllm/vllm-openai")
+"""Images whose entrypoint is already `vllm serve`: the launch clears it (`--entrypoint ''`), so that the command
+after the image, `vllm serve MODEL ...` (or `ray start ...`), runs as written."""
 LITELLM_VERSION = "1.106.2"
 """The LiteLLM proxy release the runner pins for replica topologies (1.106.3 and later need a certifi
 release that the package registry reachable here does not serve)."""
@@ -134,6 +137,14 @@ class Layout:
         return str(self.api_server.base_url)
 
 
+def runs_serve_itself(image: str) -> bool:
+    """True for an image whose entrypoint is `vllm serve` (any tag or digest of vllm/vllm-openai)."""
+    name = image.split("@", 1)[0]
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]
+    return name in SERVE_ENTRYPOINT_IMAGES
+
+
 def served_name(recipe: Recipe) -> str:
     """The model name clients send: `served-model-name`, else the model argument."""
     return str(recipe.serving.flags.get("served-model-name", recipe.model_arg))
@@ -220,6 +231,8 @@ def _layout(recipe: Recipe, nodes: list[Node], flags: dict[str, Any] | None) -> 
     flags = dict(recipe.serving.flags if flags is None else flags)
     serving = recipe.serving
     options = list(serving.container.options) if serving.container else []
+    if serving.image and runs_serve_itself(serving.image) and not any(w.startswith("--entrypoint") for w in options):
+        options = ["--entrypoint", "", *options]
     if serving.container and serving.container.name:
         options = ["--name", serving.container.name, *options]
     base = ServerLaunch(

@@ -208,7 +208,7 @@ def make_plan(
         if docker:
             cache = f"{cache_root}/{_slug(str(server.image))}/{entry.id}" if cache_root else None
             owned = own_options(
-                server.all_options,
+                [os.path.expanduser(w) if w.startswith("~/") else w for w in server.all_options],  # as a shell would
                 name=name,
                 labels={**labels, "catalogue.node": str(i)},
                 cache_dir=cache,

@@ -98,3 +98,15 @@ def test_hardware_nodes_must_agree_with_the_topology(entries):
     data["hardware"]["nodes"] = 1
     with pytest.raises(ValidationError, match=r"hardware\.nodes is 1 but the topology uses 2 machine"):
         Recipe.model_validate(data)
+
+
+def test_an_image_that_runs_vllm_serve_itself_gets_its_entrypoint_cleared(entries):
+    """vllm/vllm-openai's entrypoint is `vllm serve`: `IMAGE vllm serve MODEL` would run `vllm serve vllm serve`."""
+    recipe = entries["gptoss-120b-ngc-2509"].recipe
+    official = recipe.model_copy(
+        update={"serving": recipe.serving.model_copy(update={"image": "vllm/vllm-openai:v0.12.0", "image_flags": {}})}
+    )
+    argv = layout(official, [A]).servers[0].argv()
+    at = argv.index("vllm/vllm-openai:v0.12.0")
+    assert argv[argv.index("--entrypoint") + 1] == "" and argv[at + 1 : at + 3] == ["vllm", "serve"]
+    assert "--entrypoint" not in layout(recipe, [A]).servers[0].argv()  # NGC's entrypoint runs the command given

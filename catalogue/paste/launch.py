@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from catalogue.docker_options import option_name, option_value, split_options
 from catalogue.errors import CatalogueError
 from catalogue.paste.docker_run import DockerRun, DockerRunOptions, read_docker_run
 from catalogue.paste.shell import Command, split_commands
 from catalogue.recipe import ENV_NAME
+from catalogue.topology import runs_serve_itself
 
 
 @dataclass
@@ -61,15 +63,11 @@ def _strip_prefixes(words: list[str], env: dict[str, str]) -> list[str]:
     return words
 
 
-SERVE_ENTRYPOINT_IMAGES = ("vllm/vllm-openai", "docker.io/vllm/vllm-openai")
-"""Images whose entrypoint is `vllm serve`: `docker run IMAGE MODEL --flag ...` is a launch."""
-
-
-def _serve_entrypoint(image: str) -> bool:
-    name = image.split("@", 1)[0]
-    if ":" in name.rsplit("/", 1)[-1]:
-        name = name.rsplit(":", 1)[0]
-    return name in SERVE_ENTRYPOINT_IMAGES
+def _without_empty_entrypoint(options: list[str]) -> list[str]:
+    """`--entrypoint ''` only clears the entrypoint of an image that runs `vllm serve` itself; the catalogue
+    renders it for such images, so a recipe does not keep it."""
+    groups = split_options(options)
+    return [w for g in groups if not (option_name(g) == "entrypoint" and option_value(g) == "") for w in g]
 
 
 def _serve_words(words: list[str]) -> list[str] | None:
@@ -117,12 +115,14 @@ def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Laun
             if docker is not None:
                 raise CatalogueError(label, "a second `docker run`: paste one launch", line=command.line)
             docker = read_docker_run(words[2:], docker_options, label, command.line)
+            if runs_serve_itself(docker.image):
+                docker.options = _without_empty_entrypoint(docker.options)
             inner = docker.command
             if len(inner) == 3 and inner[0] in ("bash", "sh", "/bin/bash", "/bin/sh") and inner[1] == "-c":
                 inner = [w for c in split_commands(inner[2], label) for w in _strip_prefixes(c.words, env)]
             if inner:
                 serve = _serve_words(inner)
-                if serve is None and _serve_entrypoint(docker.image) and inner[0] not in ("bash", "sh", "vllm"):
+                if serve is None and runs_serve_itself(docker.image) and inner[0] not in ("bash", "sh", "vllm"):
                     serve = inner
                     notes.append(
                         f"line {command.line}: {docker.image} runs `vllm serve` as its entrypoint: "
