@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -47,13 +48,41 @@ def browser():
         b.close()
 
 
+@pytest.fixture(scope="session")
+def workloads_site(tmp_path_factory):
+    """A site of one recipe into which `catalogue import` wrote three workloads (tests/workload_support.py)."""
+    from tests.workload_support import import_three_workloads
+
+    scratch = tmp_path_factory.mktemp("workloads")
+    root, _ = import_three_workloads(scratch)
+    out = scratch / "site"
+    result = mkdocs_build(out, roots=[root, Path(__file__).resolve().parents[1] / "examples"])  # methodology links one
+    assert result.returncode == 0, result.stderr
+    served = Served(out)
+    yield served.url
+    served.close()
+
+
 @pytest.fixture
 def open_page(browser, site):
     """Open a page; afterwards assert no console errors and no request left 127.0.0.1."""
+    with _opener(browser, site) as go:
+        yield go
+
+
+@pytest.fixture
+def open_workloads_page(browser, workloads_site):
+    """`open_page` on the three-workload site."""
+    with _opener(browser, workloads_site) as go:
+        yield go
+
+
+@contextlib.contextmanager
+def _opener(browser, site):
     contexts, problems = [], []
 
-    def go(path: str, scheme: str = "light"):
-        context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+    def go(path: str, scheme: str = "light", width: int = 1280):
+        context = browser.new_context(color_scheme=scheme, viewport={"width": width, "height": 900})
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
         contexts.append(context)
         page = context.new_page()
@@ -84,19 +113,67 @@ def _column(page, index: int) -> list[str]:
     )
 
 
+BEST = 8
+"""Column of the index's best generation."""
+
+
 def test_index_sorts_by_clicking_a_header(open_page):
     page = open_page("")
+    page.select_option("select[data-filter=family]", "gpt-oss")  # the seven seeds
     header = page.locator("#rc-index th", has_text="Best generation")
     header.click()
-    ascending = [float(v) for v in _column(page, 7)]
+    ascending = [float(v) for v in _column(page, BEST)]
     assert ascending == sorted(ascending) and len(ascending) == 7
     header.click()
-    descending = [float(v) for v in _column(page, 7)]
+    descending = [float(v) for v in _column(page, BEST)]
     assert descending == sorted(ascending, reverse=True) and descending[0] == 567.9
+
+
+def test_index_sorts_by_a_chosen_figure_and_filters_by_what_a_set_up_needs(open_page):
+    page = open_page("")
+    page.select_option("select[data-filter=family]", "gpt-oss")
+    page.select_option("#rc-sort", "per_node")
+    per_node = _column(page, 9)
+    numbers = [float(v) for v in per_node if v]
+    assert numbers == sorted(numbers, reverse=True) and len(numbers) == 7
+    assert numbers[0] == 444.0  # the 131K community recipe's c=64, on one node
+    page.select_option("#rc-sort", "roofline")
+    roof = _column(page, 10)
+    known = [float(v) for v in roof if v]
+    assert known == sorted(known, reverse=True) and roof[len(known) :] == [""] * (len(roof) - len(known))
+    page.select_option("#rc-sort", "single")
+    single = [float(v) for v in _column(page, 7) if v]
+    assert single == sorted(single, reverse=True)
+    page.select_option("select[data-filter=nodes]", "2")
+    assert page.locator("#rc-count").text_content() == "3 recipe(s)"
+    assert set(_column(page, 2)) == {"2"}
+    page.select_option("select[data-filter=nodes]", "")
+    limit = page.eval_on_selector("select[data-filter=memory]", "s => s.options[1].value")
+    page.select_option("select[data-filter=memory]", limit)
+    shown = [float(v) for v in _column(page, 3)]
+    assert shown and all(v <= float(limit) for v in shown)
+    titles = page.eval_on_selector_all(
+        "#rc-index thead th", "ths => ths.map(t => t.title || t.querySelector('abbr').title)"
+    )
+    assert len(titles) == 11 and all(len(t) > 20 for t in titles), titles
+
+
+def test_index_is_a_list_of_cards_on_a_phone(open_page):
+    page = open_page("", width=375)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    assert page.locator("#rc-index thead").is_hidden()
+    first = page.locator("#rc-index tbody tr").first
+    assert first.bounding_box()["width"] <= 375
+    label = first.locator("td[data-label='Best per node (tok/s)']")
+    assert label.is_visible() and "Best per node (tok/s)" in label.evaluate(
+        "td => getComputedStyle(td, '::before').content"
+    )
+    page.select_option("#rc-sort", "single")  # sorting without headers
 
 
 def test_index_filters(open_page):
     page = open_page("")
+    page.select_option("select[data-filter=family]", "gpt-oss")
     page.select_option("select[data-filter=topology]", "solo")
     assert page.locator("#rc-count").text_content() == "4 recipe(s)"
     page.select_option("select[data-filter=status]", "production")
@@ -111,6 +188,53 @@ def test_index_filters(open_page):
     page.fill("input[data-filter=text]", "")
     page.select_option("select[data-filter=vllm]", "0.29")  # every seed recipe's flags parse on 0.29
     assert page.locator("#rc-count").text_content() == "7 recipe(s)"
+
+
+WORKLOADS = [
+    # (heading words, figures in its table: prefill and generation at c=1)
+    ("vllm bench serve · random · prompt 64 / output 16 tokens", ["808.9", "170.5"]),
+    ("llama-benchy 0.4.0 · llama-benchy's generated prompts · prompt 128 / output 128 tokens", ["2,503.3", "117.5"]),
+    ("llama-benchy 0.4.0 · llama-benchy's generated prompts · prompt 64 / output 128 tokens", ["1,668.9", "117.5"]),
+]
+
+
+def test_three_imported_workloads_each_show_their_figures(open_workloads_page):
+    page = open_workloads_page("recipes/gptoss-120b-topology-solo/")
+    headings = page.locator("h3[id^=workload-]")
+    assert headings.count() == 3
+    for i, (words, figures) in enumerate(WORKLOADS):
+        heading = headings.nth(i)
+        assert words in heading.text_content()
+        table = page.locator(f"h3#workload-{i + 1} ~ div.rc-scroll table.rc-perf").first
+        assert table.is_visible()
+        first_row = table.locator("tbody tr").first.locator("td").all_text_contents()
+        assert first_row[0] == "1" and all(any(cell.startswith(f) for cell in first_row) for f in figures), first_row
+        chart = page.locator(f"h3#workload-{i + 1} ~ figure div.rc-chart").first
+        assert words.split(" · ")[0] in chart.locator(".rc-chart-title").text_content()
+    history = page.locator("table.rc-history tbody tr")
+    assert history.count() == 3
+    assert [c.split(" · ")[0] for c in page.locator("table.rc-history td.rc-workload").all_text_contents()] == [
+        "vllm bench serve",
+        "llama-benchy 0.4.0",
+        "llama-benchy 0.4.0",
+    ]
+    toc = page.eval_on_selector_all("nav.md-nav--secondary a.md-nav__link", "a => a.map(x => x.getAttribute('href'))")
+    assert "#performance" in toc and "#run-history" in toc
+
+
+def test_index_names_the_workload_of_its_figures(open_workloads_page):
+    page = open_workloads_page("")
+    cell = page.locator("#rc-index tbody tr .rc-workload").first.text_content()
+    assert cell.startswith("Figures: vllm bench serve · random · prompt 64 / output 16 tokens")
+    assert float(_column(page, 7)[0]) == pytest.approx(170.465, abs=0.01)
+
+
+@pytest.mark.parametrize("width", [1400, 375])
+def test_three_workload_page_fits_desktop_and_phone(open_workloads_page, width):
+    page = open_workloads_page("recipes/gptoss-120b-topology-solo/", width=width)
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTEFACTS / f"three-workloads-{width}.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
 def test_recipe_chart_has_one_point_per_level(open_page):
