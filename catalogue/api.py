@@ -4,7 +4,7 @@
 `api/v1/recipes/<id>.json` holds one recipe, all its runs and its drift row; `api/v1/schema/`
 holds the JSON Schemas of both, generated from the models below. `api_documents` turns entries
 and their flag checks into those files' text; the MkDocs hook and `catalogue export` write them.
-The figures are the ones the pages show: the same newest run (`Entry.latest`), the same best
+The figures are the ones the pages show: the same headline run (`view.headline_run`), the same best
 level (`view.best_generation`), the same drift row (`flags.drift.drift_row`, computed once by the build).
 """
 
@@ -24,7 +24,7 @@ from catalogue.loading import Entry
 from catalogue.recipe import Recipe
 from catalogue.site.pages import recipe_path
 from catalogue.site.urls import page_url
-from catalogue.site.view import Validation, best_generation, topology_label, withheld_peaks
+from catalogue.site.view import Validation, best_generation, headline_run, topology_label, withheld_peaks
 from catalogue.strict import Strict
 from catalogue.topology import node_count
 
@@ -136,8 +136,8 @@ def drift_verdicts(row: Sequence[DriftCell]) -> list[DriftVerdict]:
 
 
 def headline(entry: Entry) -> Headline | None:
-    """The index page's figures (newest run: c=1 and best generation) with the run they come from."""
-    run = entry.latest
+    """The index page's figures (the headline run: c=1 and best generation) with the run they come from."""
+    run = headline_run(entry)
     if run is None:
         return None
     best, single = best_generation(run), run.level(1)

@@ -229,6 +229,9 @@ class Recipe(Strict):
     comparisons: list[Comparison] = Field(default_factory=list, description="Other published numbers.")
     sweep: Sweep = Field(description="How the runner measures it.")
     roofline: Roofline | None = Field(None, description="Single-stream bandwidth ceiling inputs.")
+    headline_workload: Workload | None = Field(
+        None, description="The workload whose figures lead the page and the index (matched by its key); default newest."
+    )
     sources: list[str] = Field(default_factory=list, description="Where the recipe's facts come from.")
     publish: bool = Field(True, description="False keeps it out of the published catalogue (examples, fixtures).")
 

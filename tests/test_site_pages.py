@@ -353,3 +353,17 @@ def test_index_filters_and_sorts_by_what_a_reader_chooses(entries):
     for key, _ in SORTS:
         assert f'data-key="{key}"' in header
     assert 'data-filter="family"' in index and 'data-filter="nodes"' in index and 'data-filter="memory"' in index
+
+
+def test_the_recipe_names_its_headline_workload(tmp_path):
+    from catalogue.loading import load_entry
+    from catalogue.site import view
+    from tests.workload_support import import_three_workloads
+
+    _, folder = import_three_workloads(tmp_path)
+    entry = load_entry(folder)
+    pp64 = view.workloads(entry)[2]
+    named = entry.recipe.model_copy(update={"headline_workload": pp64.workload})
+    chosen = type(entry)(entry.id, entry.folder, named, entry.runs, entry.platform)
+    assert view.workloads(chosen)[0].key == pp64.key and view.headline_run(chosen) is pp64.run
+    assert "prompt 64 / output 128 tokens" in _sections(render_recipe(chosen).markdown())[0].split("</h3>")[0]

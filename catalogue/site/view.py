@@ -155,9 +155,8 @@ def workloads(entry: Entry, headline: tuple | None = None) -> list[WorkloadRuns]
     """The newest run of each workload key (runs with a concurrency sweep), newest workload first; `headline`
     (a workload key the recipe names) first when given. A run that stopped part-way is shown only while its
     workload has no complete run."""
-    if headline is None:  # the recipe's own choice, once recipe.py has the field (a Workload, matched by key)
-        chosen = getattr(entry.recipe, "headline_workload", None)
-        headline = chosen.key if isinstance(chosen, Workload) else None
+    if headline is None and entry.recipe.headline_workload is not None:  # the recipe's own choice, matched by key
+        headline = entry.recipe.headline_workload.key
     groups: dict[tuple | None, list[BenchmarkRun]] = {}
     for run in sorted((r for r in entry.runs if r.levels), key=run_order, reverse=True):
         groups.setdefault(workload_key(run), []).append(run)
