@@ -17,7 +17,7 @@ from catalogue.metrics import BY_NAME, metric_value, peak_withheld
 from catalogue.platform import Platform, ProfilePart
 from catalogue.recipe import ClusterTopology, Comparison, Recipe, ReplicasTopology
 from catalogue.reproduce import missing_pins
-from catalogue.topology import LITELLM_VERSION, layout, placeholder_nodes
+from catalogue.topology import DEFAULT_PORT, LITELLM_VERSION, layout, placeholder_nodes
 from catalogue.workload import Workload
 
 
@@ -316,8 +316,9 @@ def launch_blocks(recipe: Recipe, platform: Platform | None = None) -> list[Laun
 
 
 def bench_text(recipe: Recipe, concurrency: int) -> str:
-    """The copyable `vllm bench serve` command for one level."""
-    return shell_command(bench_argv(recipe, concurrency))
+    """The copyable `vllm bench serve` command for one level, against the recipe's own port."""
+    port = recipe.serving.flags.get("port", DEFAULT_PORT)
+    return shell_command(bench_argv(recipe, concurrency, f"http://127.0.0.1:{port}"))
 
 
 def comparable_groups(entries: list[Entry]) -> dict[tuple[str, str], list[Entry]]:
