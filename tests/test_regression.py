@@ -79,3 +79,12 @@ def test_the_page_marks_the_regressed_run_in_its_history(tmp_path, repo):
     entry = slower_copy(tmp_path, repo, 0.5)
     page = render_recipe(entry).markdown()
     assert "regressed: c4 Generation" in page and "flags: +--max-num-seqs 1" in page
+
+
+def test_the_trend_marks_the_regressed_run(tmp_path, repo):
+    from catalogue.site.history import trend_charts
+
+    entry = slower_copy(tmp_path, repo, 0.5)
+    (chart,) = trend_charts(entry)
+    assert "regressed (see the run history)" in chart
+    assert "regressed (see the run history)" not in "".join(trend_charts(slower_copy(tmp_path / "ok", repo, 0.95)))

@@ -115,6 +115,9 @@ def _trend(entry: Entry, workload: Workload, runs: list[BenchmarkRun], rows: lis
         Series(f"c=1 {name}", points(lambda r: r.single), labels=day),
         Series(f"best {name}", points(lambda r: r.best), labels=day),
     ]
+    regressed = points(lambda r: r.best if r.regressions else None)
+    if regressed:  # the runs the regression check flagged; the history table says what and why
+        series.append(Series("regressed (see the run history)", regressed, labels=day))
     return chart(
         f"{entry.recipe.title}: headline figures by date ({workload.describe()})",
         Axis("date", dates=True),
