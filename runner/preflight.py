@@ -123,6 +123,20 @@ def facts_argv(plan: Plan) -> list[str]:
     return ["-c", FACTS.read_text(), plan.model_arg, *([plan.revision] if plan.revision else [])]
 
 
+def _seen(seen: dict) -> dict[str, str | None]:
+    """The HostFacts fields that facts.py reported."""
+    return {
+        "cpu": seen.get("cpu"),
+        "vllm_version": seen.get("vllm_version"),
+        "vllm_commit": seen.get("vllm_commit"),
+        "model_revision": seen.get("model_revision") or "",
+        "model_revision_from": seen.get("model_revision_from"),
+        "gpu": seen.get("gpu"),
+        "gpu_driver": seen.get("gpu_driver") or None,
+        "cuda": seen.get("cuda") or None,
+    }
+
+
 def host_facts(plan: Plan, host: Host, version: str, image_id: str, seen: dict) -> HostFacts:
     """The provenance of one host: its engine, kernel and OS (docker info), the image's digest, what the
     throwaway container saw."""
@@ -134,22 +148,16 @@ def host_facts(plan: Plan, host: Host, version: str, image_id: str, seen: dict) 
         digest = (json.loads(digests.stdout or "[]") or [None])[0]
     except ValueError:
         digest = None
+    note = None if digest else f"built locally: reproducible only with its build recipe ({plan.image_source})"
     return HostFacts(
         host=host.name,
         docker_version=version,
         kernel=kernel or None,
         os=os_name or None,
-        cpu=seen.get("cpu"),
         image_id=image_id,
         image_digest=digest,
-        image_note=None if digest else f"built locally: reproducible only with its build recipe ({plan.image_source})",
-        vllm_version=seen.get("vllm_version"),
-        vllm_commit=seen.get("vllm_commit"),
-        model_revision=seen.get("model_revision") or "",
-        model_revision_from=seen.get("model_revision_from"),
-        gpu=seen.get("gpu"),
-        gpu_driver=seen.get("gpu_driver") or None,
-        cuda=seen.get("cuda") or None,
+        image_note=note,
+        **_seen(seen),
     )
 
 
@@ -157,19 +165,7 @@ def local_process_facts(plan: Plan) -> HostFacts:
     """The provenance of a local `vllm serve` process: this machine and this Python's vLLM."""
     out = subprocess.run([sys.executable, *facts_argv(plan)], capture_output=True, text=True, timeout=60)
     seen = json.loads(out.stdout) if out.returncode == 0 and out.stdout.startswith("{") else {}
-    return HostFacts(
-        host="local",
-        kernel=platform.release(),
-        os=platform.platform(terse=True),
-        cpu=seen.get("cpu"),
-        vllm_version=seen.get("vllm_version"),
-        vllm_commit=seen.get("vllm_commit"),
-        model_revision=seen.get("model_revision") or "",
-        model_revision_from=seen.get("model_revision_from"),
-        gpu=seen.get("gpu"),
-        gpu_driver=seen.get("gpu_driver") or None,
-        cuda=seen.get("cuda") or None,
-    )
+    return HostFacts(host="local", kernel=platform.release(), os=platform.platform(terse=True), **_seen(seen))
 
 
 def image_on(host: Host, image: str, result: Preflight) -> str | None:
