@@ -192,6 +192,10 @@ def _check_mount(
     if source is None:
         return []
     shown = f"--{name} {host_path(source)}"
+    if re.search(r"\$[({A-Za-z_]|`", source):
+        why = "shell syntax in the host path: the runner starts docker without a shell, and the page quotes it"
+        how = "write the path out, or start it with ~/ (the reader's home folder)"
+        return [_never(shown, why, "catalogue policy", field, how)]
     verdict = mount_verdict(source)
     if verdict is not None and verdict[0] == "never":
         how = "never allowed: mount only the model or Hugging Face cache folder"

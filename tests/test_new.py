@@ -89,8 +89,13 @@ def test_the_vllm_openai_image_takes_its_serve_arguments_after_the_image(catalog
 def test_a_mkdir_before_the_launch_is_left_out_with_a_note(catalogue_copy, capsys):
     # ZengboJamesWang/dgx-spark-vllm-gemma4-26b-uncensored's README block starts with `mkdir -p` of the HF cache.
     command = COMMANDS / "gemma4-26b-a4b-nvfp4-aeon7.sh"
-    assert new(catalogue_copy, "pasted", command, "--model", "AEON-7/Gemma-4-26B-A4B-it-Uncensored-NVFP4") == 0
-    assert "`mkdir -p ~/.cache/huggingface` prepares a host folder: left out" in capsys.readouterr().out
+    # Its `-v $(pwd)/patches/...` is shell syntax the runner cannot run: the draft is written, the line says why.
+    assert new(catalogue_copy, "pasted", command, "--model", "AEON-7/Gemma-4-26B-A4B-it-Uncensored-NVFP4") == 1
+    printed = capsys.readouterr()
+    assert "`mkdir -p ~/.cache/huggingface` prepares a host folder: left out" in printed.out
+    assert (
+        "never: --volume $(pwd)/patches/gemma4_patched.py: shell syntax in the host path" in printed.out + printed.err
+    )
     ours = serving(catalogue_copy, "pasted")
     assert ours["model_path"] == "/root/.cache/huggingface/gemma-4-26B-it-uncensored-nvfp4"
     assert ours["flags"]["kv-cache-dtype"] == "fp8" and "mkdir" not in str(ours["container"])
@@ -246,3 +251,14 @@ def test_a_clean_paste_with_a_token_and_an_api_key_writes_references(catalogue_c
     serving = yaml.safe_load(text)["serving"]
     assert serving["env_from_host"] == ["OPENAI_API_KEY", "HF_TOKEN", "VLLM_API_KEY"]
     assert "api-key" not in serving["flags"] and serving["container"]["options"] == ["--gpus", "all"]
+
+
+def test_an_error_of_vllms_own_check_is_one_line(catalogue_copy, tmp_path, capsys):
+    """A forum post's launch names a chat template that exists only on its author's machine: vLLM's own
+    cross-flag check raises VLLMValidationError, which is reported as one line, not a traceback."""
+    pasted = tmp_path / "forum.sh"
+    pasted.write_text("vllm serve /models/q --chat-template unsloth.jinja --max-model-len 4096\n")
+    assert new(catalogue_copy, "forum", pasted, "--model", "org/q", "--image", "local/q") == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "chat template string (unsloth.jinja) appears path-like, but doesn't exist" in err[0]
+    assert "Traceback" not in "".join(err)

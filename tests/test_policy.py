@@ -66,6 +66,10 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "mount of a home folder": (options("--volume=/home/alice/:/h"), "never: --volume /home/alice: "),
     "mount of ~": (options("-v", "~:/h"), "never: --volume ~: "),
     "mount of /proc": (options("-v", "/proc:/p"), "never: --volume /proc: "),
+    "shell syntax in a mount": (
+        options("-v", "$(pwd)/patches/x.py:/opt/x.py"),
+        "never: --volume $(pwd)/patches/x.py: shell syntax in the host path",
+    ),
     "mount under /sys": (options("-v", "/sys/fs/cgroup:/c"), "never: --volume /sys/fs/cgroup: "),
     "docker socket": (
         options("-v", "/var/run/docker.sock:/var/run/docker.sock"),

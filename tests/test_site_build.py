@@ -58,7 +58,9 @@ def test_export_writes_markdown_without_mkdocs(tmp_path, repo, capsys):
     out = tmp_path / "export"
     assert main(["--root", str(repo / "recipes"), "export", str(out)]) == 0
     names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
-    assert "index.md" in names and "recipes/gptoss-120b.md" in names and len(names) == 10
+    recipes = {f"recipes/{p.parent.name}.md" for p in (repo / "recipes").glob("*/recipe.yaml")}
+    assert "index.md" in names and {n for n in names if n.startswith("recipes/")} == recipes
+    assert "compare/index.md" in names and len(names) == len(recipes) + 1 + len([n for n in names if "compare/" in n])
     assert not list(tmp_path.glob(".export*"))
 
 

@@ -49,8 +49,8 @@ class LiveChecker:
             return None
         try:
             self._cross(namespace)
-        except (TypeError, ValueError, argparse.ArgumentError) as exc:
-            return str(exc).removeprefix("Error: ")
+        except Exception as exc:  # whatever vLLM's own check raises (VLLMValidationError, ...) is its verdict
+            return str(exc).removeprefix("Error: ") or type(exc).__name__
         return None
 
 
