@@ -84,3 +84,9 @@ def test_the_page_has_a_reproduce_block_and_where_it_ran():
     page = render_recipe(entry).markdown()
     assert f"catalogue reproduce tiny-cpu-docker {run.stamp}" in page and "Not fully pinned: the image digest" in page
     assert "Where it ran" in page and f"model revision {run.provenance.hosts[0].model_revision}" in page
+
+
+def test_the_pages_refresh_command_carries_the_consent_the_recipe_needs():
+    entry, _run = tiny()
+    page = render_recipe(entry).markdown()
+    assert "<code>nox -s refresh -- tiny-cpu-docker --allow '--cap-add IPC_LOCK'</code>" in page

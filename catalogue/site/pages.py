@@ -189,6 +189,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         roof=view.roofline(entry),
         launch=view.launch_blocks(recipe, entry.platform),
         repro=view.reproduce_block(entry),
+        refresh_command=view.refresh_command(entry.id, recipe),
         platform_multi_node=bool(entry.platform and entry.platform.multi_node),
         bench=view.bench_text(recipe, first_level),
         asks=view.machine_asks(recipe),

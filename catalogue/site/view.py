@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import shlex
 from dataclasses import dataclass, field
 
 import yaml
@@ -407,3 +408,9 @@ def reproduce_block(entry: Entry) -> ReproduceBlock | None:
         for h in prov.hosts
     ]
     return ReproduceBlock(run.stamp, missing_pins(run), facts)
+
+
+def refresh_command(recipe_id: str, recipe: Recipe) -> str:
+    """`nox -s refresh -- <id>`, with an `--allow` for each option the recipe asks the owner's consent for."""
+    allows = [w for c in recipe.serving.consent for w in ("--allow", " ".join(c.option.split()))]
+    return shlex.join(["nox", "-s", "refresh", "--", recipe_id, *allows])
