@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 
-from catalogue.launch import shell_command
+from catalogue.launch import quote, shell_command
 from catalogue.topology import LITELLM_VERSION
 from runner.plan import Plan, router_yaml
 
@@ -50,13 +50,13 @@ def describe(plan: Plan, policy: list[str] | None = None, refused: list[str] | N
             lines.append(title + ":")
             if node.env and not node.container:
                 lines.append("    environment: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in node.env.items()))
-            lines.append(_indent(shell_command(node.argv)))
+            lines.append(_indent(docker_command(node.argv)))
             if node.profile and (node.profile.options or node.profile.env):
                 lines.append(
                     f"    from the {node.profile.platform} platform profile: " + ", ".join(node.profile.summary())
                 )
             if node.exec_argv:
-                lines += ["    then, once every node has joined:", _indent(shell_command(node.exec_argv))]
+                lines += ["    then, once every node has joined:", _indent(docker_command(node.exec_argv))]
     if plan.router is not None and plan.router_argv is not None:
         lines += [
             "",
@@ -79,6 +79,15 @@ def describe(plan: Plan, policy: list[str] | None = None, refused: list[str] | N
         lines += [f"  {job.name} ({what}):", _indent(shell_command(job.argv))]
     lines += ["", "flag snapshot of the server's vLLM (while it boots):", _indent(shell_command(plan.snapshot_argv))]
     return "\n".join(lines)
+
+
+def docker_command(argv: list[str]) -> str:
+    """A node's command with the docker CLI and its engine on the first line: `docker -H ssh://spark2 run \\`."""
+    verbs = [i for i, word in enumerate(argv) if word in ("run", "exec")]
+    if argv[:1] != ["docker"] or not verbs:
+        return shell_command(argv)
+    head, rest = argv[: verbs[0] + 1], argv[verbs[0] + 1 :]
+    return " ".join(quote(word) for word in head) + (" \\\n  " + shell_command(rest) if rest else "")
 
 
 def _indent(text: str) -> str:

@@ -37,6 +37,7 @@ def node_commands(out: str) -> list[list[str]]:
 def test_cluster_on_two_bare_addresses_goes_over_ssh_with_the_spark_profile(capsys):
     out = dry_run(capsys, "gptoss-120b-topology-cluster-tp2", "--hosts", "10.0.0.1,10.0.0.2")
     assert "host 10.0.0.1 (docker ssh://10.0.0.1, address 10.0.0.1):" in out
+    assert "    docker -H ssh://10.0.0.1 run \\\n" in out and "    docker -H ssh://10.0.0.2 run \\\n" in out
     head, worker = node_commands(out)
     assert head[:4] == ["docker", "-H", "ssh://10.0.0.1", "run"] and worker[:4] == [
         "docker",
