@@ -102,7 +102,7 @@ def reproduction(run: BenchmarkRun) -> list[Step]:
         steps.append(Step(f"server, on host {prov.host}", pinned(prov.serve_command, prov.image, the_pin)))
     if prov.router is not None:
         steps.append(Step("router config, litellm.yaml", None, yaml.safe_dump(prov.router, sort_keys=False).rstrip()))
-        port = _router_port(prov.bench_commands)
+        port = router_port(prov.bench_commands)
         steps.append(Step(f"router ({prov.router_version})", ["litellm", "--config", "litellm.yaml", "--port", port]))
     where = f"inside {the_pin.image or prov.image}" if prov.image else "in a Python environment with this vLLM"
     for argv in prov.bench_commands:
@@ -111,7 +111,8 @@ def reproduction(run: BenchmarkRun) -> list[Step]:
     return steps
 
 
-def _router_port(bench_commands: list[list[str]]) -> str:
+def router_port(bench_commands: list[list[str]]) -> str:
+    """The port the benchmark client measured at (the router's, for replicas): from its `--base-url`."""
     for argv in bench_commands:
         if "--base-url" in argv:
             return argv[argv.index("--base-url") + 1].rsplit(":", 1)[-1]

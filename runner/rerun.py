@@ -14,6 +14,7 @@ from catalogue.launch import sweep_workload
 from catalogue.loading import Entry
 from catalogue.regression import flag_items
 from catalogue.reproduce import pin
+from catalogue.reproduce import router_port as measured_port
 from runner.containers import image_id
 from runner.hosts import Host
 from runner.plan import Plan
@@ -44,15 +45,10 @@ def reproducing(
     if port is None and "--port" in command:
         port = int(command[command.index("--port") + 1])
     if router_port is None and prov.router is not None:
-        router_port = int(_base_port(prov.bench_commands))
+        router_port = int(measured_port(prov.bench_commands))
     for note in the_pin.notes:
         print(f"note: {note}", file=sys.stderr)
     return replace(entry, recipe=entry.recipe.model_copy(update={"serving": pinned})), port, router_port
-
-
-def _base_port(bench_commands: list[list[str]]) -> str:
-    argv = bench_commands[0]
-    return argv[argv.index("--base-url") + 1].rsplit(":", 1)[-1]
 
 
 def same_setup(run: BenchmarkRun, plan: Plan) -> None:
