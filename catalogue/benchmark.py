@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveInt, model_validator
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
+from catalogue.slo import Slo
 from catalogue.strict import Strict
 from catalogue.workload import Workload
 
@@ -20,15 +21,13 @@ class Stats(Strict):
     std: NonNegativeFloat | None = Field(None, description="Standard deviation.")
     p50: NonNegativeFloat | None = Field(None, description="Median.")
     p90: NonNegativeFloat | None = Field(None, description="90th percentile.")
+    p95: NonNegativeFloat | None = Field(None, description="95th percentile.")
     p99: NonNegativeFloat | None = Field(None, description="99th percentile.")
 
 
-class LevelResult(Strict):
-    """Figures at one concurrency level (or one long-context prompt length)."""
+class Figures(Strict):
+    """What any level measured: throughput, latency distributions, requests."""
 
-    concurrency: PositiveInt = Field(description="Concurrent requests in flight.")
-    prompt_tokens: PositiveInt | None = Field(None, description="Prompt length, for long-context levels.")
-    label: str | None = Field(None, description="Short name when the source names the level, e.g. 'medium'.")
     prefill_tps: NonNegativeFloat | None = Field(None, description="Aggregate prompt-token ingest rate, tok/s.")
     generation_tps: NonNegativeFloat | None = Field(None, description="Aggregate output tok/s, sustained mean.")
     peak_tps: NonNegativeFloat | None = Field(None, description="Highest one-second aggregate output rate, tok/s.")
@@ -50,6 +49,57 @@ class LevelResult(Strict):
     stdev: NonNegativeFloat | None = Field(None, description="Standard deviation the source reports.")
     stdev_of: str | None = Field(None, description="What `stdev` is the deviation of, in the source's words.")
     raw: list[str] = Field(default_factory=list, description="Raw result files of this level, relative to the run.")
+
+
+class LevelResult(Figures):
+    """Figures at one concurrency level (or one long-context prompt length): a closed loop of N streams."""
+
+    concurrency: PositiveInt = Field(description="Concurrent requests in flight.")
+    prompt_tokens: PositiveInt | None = Field(None, description="Prompt length, for long-context levels.")
+    label: str | None = Field(None, description="Short name when the source names the level, e.g. 'medium'.")
+
+    @property
+    def request_rate(self) -> float | None:
+        """Requests finished per second, when the source gives the window."""
+        if self.completed and self.duration_s:
+            return self.completed / self.duration_s
+        return None
+
+
+class RateLevel(Figures):
+    """Figures at one offered request rate: an open loop (requests arrive on their schedule, not when one ends)."""
+
+    offered_rps: PositiveFloat | None = Field(
+        None,
+        description="Request rate the client was asked for, req/s; null: as fast as possible (the tool's 'throughput').",
+    )
+    burstiness: PositiveFloat | None = Field(None, description="Arrival burstiness (1: Poisson); null: not stated.")
+    achieved_rps: NonNegativeFloat | None = Field(None, description="Requests completed per second of the window.")
+    goodput_rps: NonNegativeFloat | None = Field(
+        None, description="Completed requests per second that met every SLO limit (vLLM's request_goodput)."
+    )
+    attainment: float | None = Field(
+        None, ge=0, le=1, description="Share of completed requests that met every SLO limit."
+    )
+    max_concurrency: PositiveInt | None = Field(None, description="A cap on requests in flight, when the tool set one.")
+    probe: int | None = Field(None, ge=1, description="The capacity search's probe number; null: a planned rate.")
+    label: str | None = Field(None, description="The tool's name for the level, e.g. 'poisson@2.00', 'synchronous'.")
+    verdict: str | None = Field(None, description="Against the run's SLO: 'meets', or why not (the limit, saturation).")
+
+
+class Capacity(Strict):
+    """The highest request rate that met the SLO with no failed request, as the search pinned it."""
+
+    rps: PositiveFloat | None = Field(description="Highest rate that met the SLO; null when even the lowest missed.")
+    upper_rps: PositiveFloat | None = Field(None, description="Lowest rate that missed it (the bracket's top).")
+    tolerance: float = Field(gt=0, description="The precision the search aimed for (0.1: within 10 %).")
+    converged: bool = Field(description="Whether the bracket closed to the tolerance.")
+    stopped: str | None = Field(None, description="Why the search ended before the bracket closed, in words.")
+    probes: NonNegativeInt = Field(description="Probes the search ran (planned rates it reused are not counted).")
+    search_s: NonNegativeFloat | None = Field(None, description="Wall time of the search, seconds.")
+    concurrent_requests: NonNegativeFloat | None = Field(
+        None, description="Requests in flight at capacity by Little's law: rate × mean end-to-end latency."
+    )
 
 
 class ImportedProvenance(Strict):
@@ -146,6 +196,11 @@ class BenchmarkRun(Strict):
     )
     levels: list[LevelResult] = Field(default_factory=list, description="Concurrency sweep results.")
     long_context: list[LevelResult] = Field(default_factory=list, description="Long-context results.")
+    rates: list[RateLevel] = Field(
+        default_factory=list, description="Open-loop results: planned rates, then the capacity search's probes."
+    )
+    slo: Slo | None = Field(None, description="The latency objective the rate levels were judged against.")
+    capacity: Capacity | None = Field(None, description="The capacity search's result; null when none ran or ended.")
     complete: bool = Field(True, description="False when the run stopped early.")
     incomplete_reason: str | None = Field(None, description="Why the run stopped early.")
     notes: list[str] = Field(default_factory=list, description="Facts about the run that fit no figure.")
@@ -155,6 +210,11 @@ class BenchmarkRun(Strict):
         seen = [lv.concurrency for lv in self.levels]
         if len(seen) != len(set(seen)):
             raise ValueError("levels repeat a concurrency")
+        probes = [lv.probe for lv in self.rates if lv.probe is not None]
+        if len(probes) != len(set(probes)):
+            raise ValueError("rates repeat a probe number")
+        if self.capacity is not None and self.slo is None:
+            raise ValueError("a capacity needs the slo it was measured against")
         if not self.complete and not self.incomplete_reason:
             raise ValueError("an incomplete run needs incomplete_reason")
         if self.recorded_at.tzinfo is None:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
+from catalogue.slo import OpenLoop, Slo
 from catalogue.strict import Strict
 from catalogue.workload import Workload
 
@@ -184,6 +185,12 @@ class Sweep(Strict):
     regression: RegressionBand = Field(
         default_factory=RegressionBand,
         description="Noise band of the regression check (PyTorch's vLLM benchmark thresholds by default).",
+    )
+    open_loop: OpenLoop | None = Field(
+        None, description="Open-loop levels at request rates, and the settings of the capacity search (--capacity)."
+    )
+    slo: Slo | None = Field(
+        None, description="Latency objective: rate levels report goodput and attainment against it; capacity needs it."
     )
 
     @model_validator(mode="after")
