@@ -71,7 +71,7 @@ class RateLevel(Figures):
 
     offered_rps: PositiveFloat | None = Field(
         None,
-        description="Request rate the client was asked for, req/s; null: as fast as possible (the tool's 'throughput').",
+        description="Request rate asked for, req/s; null: as fast as possible (the tool's 'throughput').",
     )
     burstiness: PositiveFloat | None = Field(None, description="Arrival burstiness (1: Poisson); null: not stated.")
     achieved_rps: NonNegativeFloat | None = Field(None, description="Requests completed per second of the window.")
