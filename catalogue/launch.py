@@ -9,6 +9,7 @@ import shlex
 from typing import Any
 
 from catalogue.recipe import FlagValue, Recipe
+from catalogue.slo import PERCENTILES
 from catalogue.workload import Workload
 
 
@@ -77,8 +78,42 @@ def bench_argv(
     input_len: int | None = None,
     prompts: int | None = None,
 ) -> list[str]:
-    """`vllm bench serve` for one level of the recipe's sweep (random prompts, fixed lengths)."""
-    sweep = recipe.sweep
+    """`vllm bench serve` for one closed-loop level of the recipe's sweep (random prompts, fixed lengths)."""
+    return [
+        *_client_words(recipe, base_url, input_len or recipe.sweep.input_len),
+        "--num-prompts",
+        str(prompts or prompts_for(recipe, concurrency)),
+        "--max-concurrency",
+        str(concurrency),
+        "--num-warmups",
+        str(recipe.sweep.warmups),
+        *_common_tail("50,90,99"),
+    ]
+
+
+def rate_bench_argv(recipe: Recipe, rate: float, base_url: str = "http://127.0.0.1:8000") -> list[str]:
+    """`vllm bench serve` for one open-loop level: requests arrive at `rate` req/s (no cap on requests in flight),
+    with the recipe's burstiness, p95 among the percentiles, and vLLM's own goodput under the recipe's SLO."""
+    open_loop = recipe.sweep.open_loop
+    assert open_loop is not None, "a rate level needs sweep.open_loop"
+    slo = recipe.sweep.slo
+    percentiles = ",".join(str(p) for p in PERCENTILES)
+    return [
+        *_client_words(recipe, base_url, recipe.sweep.input_len),
+        "--num-prompts",
+        str(open_loop.requests_at(rate)),
+        "--request-rate",
+        f"{rate:g}",
+        "--burstiness",
+        f"{open_loop.burstiness:g}",
+        "--num-warmups",
+        str(recipe.sweep.warmups),
+        *_common_tail(percentiles),
+        *(slo.goodput_args() if slo else []),
+    ]
+
+
+def _client_words(recipe: Recipe, base_url: str, input_len: int) -> list[str]:
     model = recipe.serving.flags.get("served-model-name", recipe.model_arg)
     return [
         "vllm",
@@ -97,20 +132,19 @@ def bench_argv(
         "--dataset-name",
         "random",
         "--random-input-len",
-        str(input_len or sweep.input_len),
+        str(input_len),
         "--random-output-len",
-        str(sweep.output_len),
-        "--num-prompts",
-        str(prompts or prompts_for(recipe, concurrency)),
-        "--max-concurrency",
-        str(concurrency),
-        "--num-warmups",
-        str(sweep.warmups),
+        str(recipe.sweep.output_len),
+    ]
+
+
+def _common_tail(percentiles: str) -> list[str]:
+    return [
         "--ready-check-timeout-sec",
         "0",
         "--ignore-eos",
         "--percentile-metrics",
         "ttft,tpot,itl,e2el",
         "--metric-percentiles",
-        "50,90,99",
+        percentiles,
     ]

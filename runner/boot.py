@@ -29,9 +29,7 @@ def server_version(base_url: str) -> str:
 def launch(plan: Plan, running: Running, progress: Progress, key: str, todo: list[Job]) -> None:
     """Start the flag snapshot and the benchmark client; once the client accepts every job, every server."""
     raw = plan.raw_dir
-    (raw / "jobs.json").write_text(
-        json.dumps([{"name": job.name, "argv": job.argv, "min_s": job.min_s} for job in todo])
-    )
+    (raw / "jobs.json").write_text(json.dumps([job.payload() for job in todo]))
     running.snapshot = srv.start(plan.snapshot_argv, {}, raw / "snapshot.log", redact=running.redact)
     (raw / "events.jsonl").write_text("")
     running.client = srv.start(

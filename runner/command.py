@@ -16,6 +16,12 @@ def add_arguments(ref: argparse.ArgumentParser) -> None:
     ref.add_argument("--dry-run", action="store_true", help="print the plan and commands; start nothing")
     ref.add_argument("--resume", action="store_true", help="finish the newest incomplete run")
     ref.add_argument("--local", action="store_true", help="run `vllm serve` as a local process, not in docker")
+    ref.add_argument(
+        "--capacity",
+        action="store_true",
+        help="after the planned levels, search the highest request rate that meets the recipe's sweep.slo "
+        "with no failed request (to within sweep.open_loop.tolerance)",
+    )
     add_run_arguments(ref)
 
 
@@ -72,4 +78,12 @@ def run(args: argparse.Namespace, roots: list[Path]) -> int:
     """Refresh one recipe."""
     from runner.refresh import run_refresh
 
-    return run_refresh(roots, args.id, dry_run=args.dry_run, resume=args.resume, local=args.local, **run_options(args))
+    return run_refresh(
+        roots,
+        args.id,
+        dry_run=args.dry_run,
+        resume=args.resume,
+        local=args.local,
+        capacity=args.capacity,
+        **run_options(args),
+    )

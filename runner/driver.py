@@ -1,6 +1,6 @@
 """Drive vLLM's benchmark client for several levels in one process (vLLM is imported once).
 
-Usage: python driver.py JOBS.json EVENTS.jsonl
+Usage: python driver.py JOBS.json EVENTS.jsonl [--more]
 Self-contained (standard library + vLLM), so it runs the same in the host's venv and inside the
 recipe's image (`python3 /catalogue/driver.py ...`, the raw folder mounted). The runner starts it
 before the servers: it imports vLLM, parses every job with the client's own parser and reports `ready`
@@ -13,7 +13,9 @@ is parsed by `vllm bench serve`'s own parser and run by its own `main`. A job wh
 came out shorter than `min_s` runs again with proportionally more prompts (at most MAX_ATTEMPTS
 times), so a level is long enough for its figures, its one-second peak above all, to mean something;
 the saved raw result is that of the last attempt. One JSON line per finished job is appended to
-EVENTS.jsonl.
+EVENTS.jsonl. A job with "parse_only" is only checked (the capacity search's probe, whose rate comes later).
+With --more, the driver then reports `idle` and runs each `job {...}` line it reads until a line `end`:
+the capacity search decides each probe from the last one's result, in the same process.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import io
 import json
 import math
 import os
+import queue
 import sys
 import threading
 import time
@@ -39,16 +42,22 @@ def _event(path: Path, **fields: object) -> None:
         handle.flush()
 
 
-def watch_stdin(go: threading.Event) -> None:
-    """Set `go` on the first line; leave the process at end of input (the runner is gone)."""
-    for _line in sys.stdin:
+def watch_stdin(go: threading.Event, more: queue.Queue) -> None:
+    """`go` on the first line; later `job {...}` lines queue a job and `end` ends the wait for more; at end of
+    input (the runner is gone) leave the process at once."""
+    for line in sys.stdin:
+        if line.startswith("job "):
+            more.put(json.loads(line[4:]))
+        elif line.strip() == "end":
+            more.put(None)
         go.set()
     os._exit(3)
 
 
-def main(jobs_path: Path, events_path: Path) -> int:
+def main(jobs_path: Path, events_path: Path, wait_for_more: bool = False) -> int:
     go = threading.Event()
-    threading.Thread(target=watch_stdin, args=(go,), daemon=True).start()
+    more: queue.Queue = queue.Queue()
+    threading.Thread(target=watch_stdin, args=(go, more), daemon=True).start()
     started = time.monotonic()
     import vllm
     from vllm.benchmarks.serve import add_cli_args
@@ -71,44 +80,58 @@ def main(jobs_path: Path, events_path: Path) -> int:
         return 2
     go.wait()
     for job in jobs:
-        argv = job["argv"]
-        min_s = float(job.get("min_s") or 0)
-        attempts, num_prompts = 0, None
-        while True:
-            attempts += 1
-            parser = FlexibleArgumentParser()  # parsed afresh each time: the client's main changes its args
-            add_cli_args(parser)
-            args = parser.parse_args(argv[3:] + ([] if num_prompts is None else ["--num-prompts", str(num_prompts)]))
-            job_start = time.monotonic()
-            try:
-                result = bench_main(args)
-            except Exception as exc:  # the client's own failure: report it and stop
-                _event(
-                    events_path,
-                    kind="level",
-                    name=job["name"],
-                    ok=False,
-                    error=f"{type(exc).__name__}: {exc}",
-                    trace=traceback.format_exc(limit=3),
-                )
-                return 1
-            duration = float(result.get("duration") or 0)
-            if duration >= min_s or attempts >= MAX_ATTEMPTS or result.get("failed"):
-                break
-            growth = min(MAX_GROWTH, 1.2 * min_s / max(duration, 0.05))
-            num_prompts = math.ceil(args.num_prompts * growth)
-        _event(
-            events_path,
-            kind="level",
-            name=job["name"],
-            ok=True,
-            wall_s=time.monotonic() - job_start,
-            duration_s=result.get("duration"),
-            failed=result.get("failed", 0),
-            attempts=attempts,
-            num_prompts=args.num_prompts,
-        )
+        if job.get("parse_only"):
+            continue
+        if not run_job(job, events_path, bench_main, add_cli_args, FlexibleArgumentParser):
+            return 1
+    if not wait_for_more:
+        return 0
+    _event(events_path, kind="idle")
+    while (job := more.get()) is not None:
+        run_job(job, events_path, bench_main, add_cli_args, FlexibleArgumentParser)
     return 0
+
+
+def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class) -> bool:
+    """Run one job (again with more prompts while its window is shorter than `min_s`); one event line either way."""
+    argv = job["argv"]
+    min_s = float(job.get("min_s") or 0)
+    attempts, num_prompts = 0, None
+    while True:
+        attempts += 1
+        parser = parser_class()  # parsed afresh each time: the client's main changes its args
+        add_cli_args(parser)
+        args = parser.parse_args(argv[3:] + ([] if num_prompts is None else ["--num-prompts", str(num_prompts)]))
+        job_start = time.monotonic()
+        try:
+            result = bench_main(args)
+        except Exception as exc:  # the client's own failure: report it
+            _event(
+                events_path,
+                kind="level",
+                name=job["name"],
+                ok=False,
+                error=f"{type(exc).__name__}: {exc}",
+                trace=traceback.format_exc(limit=3),
+            )
+            return False
+        duration = float(result.get("duration") or 0)
+        if duration >= min_s or attempts >= MAX_ATTEMPTS or result.get("failed"):
+            break
+        growth = min(MAX_GROWTH, 1.2 * min_s / max(duration, 0.05))
+        num_prompts = math.ceil(args.num_prompts * growth)
+    _event(
+        events_path,
+        kind="level",
+        name=job["name"],
+        ok=True,
+        wall_s=time.monotonic() - job_start,
+        duration_s=result.get("duration"),
+        failed=result.get("failed", 0),
+        attempts=attempts,
+        num_prompts=args.num_prompts,
+    )
+    return True
 
 
 def refusal(argv: list[str], add_cli_args, parser_class) -> str | None:
@@ -120,12 +143,19 @@ def refusal(argv: list[str], add_cli_args, parser_class) -> str | None:
     errors = io.StringIO()
     try:
         with contextlib.redirect_stderr(errors):
-            parser.parse_args(argv[3:])
+            args = parser.parse_args(argv[3:])
     except SystemExit:
         lines = [line for line in errors.getvalue().splitlines() if line.strip()]
         return lines[-1] if lines else "refused its arguments"
+    if getattr(args, "goodput", None):
+        from vllm.benchmarks.serve import check_goodput_args  # the client's own check of --goodput keys
+
+        try:
+            check_goodput_args(args)
+        except Exception as exc:
+            return f"--goodput: {exc}"
     return None
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2]), wait_for_more="--more" in sys.argv[3:]))

@@ -7,7 +7,7 @@ import shlex
 
 from catalogue.launch import quote, shell_command
 from catalogue.topology import LITELLM_VERSION
-from runner.plan import Plan, router_yaml
+from runner.plan import Job, Plan, router_yaml
 
 KIND_LINES = {
     "solo": "one server",
@@ -74,11 +74,26 @@ def describe(plan: Plan, policy: list[str] | None = None, refused: list[str] | N
         "",
         f"levels, measured at {plan.endpoint}:",
     ]
-    for job in plan.jobs:
-        what = f"c={job.concurrency}" if job.prompt_tokens is None else f"long context {job.prompt_tokens} tokens, c=1"
-        lines += [f"  {job.name} ({what}):", _indent(shell_command(job.argv))]
+    for job in plan.levels:
+        lines += [f"  {job.name} ({_what(job)}):", _indent(shell_command(job.argv))]
+    template = plan.probe_template
+    if template is not None:
+        lines += [
+            "",
+            "capacity search (--capacity): after the levels, probes at request rates chosen one by one from the "
+            "last result, each this command with its own --request-rate, --num-prompts and result file:",
+            _indent(shell_command(template.argv)),
+        ]
     lines += ["", "flag snapshot of the server's vLLM (while it boots):", _indent(shell_command(plan.snapshot_argv))]
     return "\n".join(lines)
+
+
+def _what(job: Job) -> str:
+    if job.rate is not None:
+        return f"open loop, {job.rate:g} req/s"
+    if job.prompt_tokens is not None:
+        return f"long context {job.prompt_tokens} tokens, c=1"
+    return f"c={job.concurrency}"
 
 
 def docker_command(argv: list[str]) -> str:

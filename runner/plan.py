@@ -13,10 +13,11 @@ import yaml
 
 from catalogue.benchmark import RUN_STAMP_FORMAT
 from catalogue.errors import CatalogueError
-from catalogue.launch import bench_argv
+from catalogue.launch import bench_argv, rate_bench_argv
 from catalogue.loading import RUNS_DIR, Entry
 from catalogue.platform import ProfilePart
 from catalogue.recipe import ClusterTopology
+from catalogue.slo import rate_name
 from catalogue.topology import Layout, RouterLaunch, layout
 from runner.containers import LABEL_RECIPE, LABEL_RUN, own_options
 from runner.hosts import LOCAL, Host
@@ -53,14 +54,37 @@ class NodeRun:
 
 @dataclass(frozen=True)
 class Job:
-    """One `vllm bench serve` run: a concurrency level, or a long-context prompt length at c=1."""
+    """One `vllm bench serve` run: a concurrency level, a long-context prompt length at c=1, or an open-loop rate."""
 
     name: str
-    concurrency: int
+    concurrency: int | None
+    """Streams of a closed-loop level; None for an open-loop rate."""
     prompt_tokens: int | None
     argv: list[str]
     min_s: float = 0.0
     """Shortest benchmark window; the client runs the level again with more prompts when it is shorter."""
+    rate: float | None = None
+    """Offered request rate (req/s) of an open-loop level."""
+    probe: int | None = None
+    """The capacity search's probe number."""
+    parse_only: bool = False
+    """Checked by the client before any server starts, never run: the template of the search's probes."""
+
+    def payload(self) -> dict:
+        """What the benchmark client is given (jobs.json, or a `job` line)."""
+        return {"name": self.name, "argv": self.argv, "min_s": self.min_s, "parse_only": self.parse_only}
+
+
+def rate_job(template: Job, name: str, rate: float, requests: int, probe: int | None = None) -> Job:
+    """The template's command at another rate: `--request-rate`, `--num-prompts` and the result file set."""
+    argv = list(template.argv)
+    for option, value in (
+        ("--request-rate", f"{rate:g}"),
+        ("--num-prompts", str(requests)),
+        ("--result-filename", f"{name}.json"),
+    ):
+        argv[argv.index(option) + 1] = value
+    return Job(name, None, None, argv, 0.0, rate=rate, probe=probe)
 
 
 @dataclass(frozen=True)
@@ -95,6 +119,18 @@ class Plan:
     revision: str | None = None
     """The model revision the recipe pins (`--revision`), if any."""
     image_source: str | None = None
+    capacity: bool = False
+    """Search the highest rate within the recipe's SLO after the planned levels (the client waits for probes)."""
+
+    @property
+    def probe_template(self) -> Job | None:
+        """The parse-only job every capacity probe is made from."""
+        return next((job for job in self.jobs if job.parse_only), None)
+
+    @property
+    def levels(self) -> list[Job]:
+        """The planned jobs (not the probe template)."""
+        return [job for job in self.jobs if not job.parse_only]
 
     @property
     def run_file(self) -> Path:
@@ -155,6 +191,7 @@ def make_plan(
     router_port: int | None = None,
     cache_root: str | None = CACHE_ROOT,
     allow_shared_host: bool = False,
+    capacity: bool = False,
 ) -> Plan:
     """The plan for one recipe on `hosts`; `local` runs `vllm serve` as processes on this machine, not in docker."""
     recipe = entry.recipe
@@ -235,7 +272,11 @@ def make_plan(
         )
     router, router_argv, endpoint = _router(lay, stamp, entry, router_port)
     raw_for_client = RAW_IN_CONTAINER if client == "image" else str(entry.folder / RUNS_DIR / stamp)
-    jobs = _jobs(entry, recipe, endpoint, raw_for_client, stamp)
+    if capacity and (recipe.sweep.slo is None or recipe.sweep.open_loop is None):
+        raise CatalogueError(
+            path, "--capacity needs an SLO and open-loop settings: give sweep.slo and sweep.open_loop", "sweep.slo"
+        )
+    jobs = _jobs(entry, recipe, endpoint, raw_for_client, stamp, capacity)
     image = recipe.serving.image if docker else None
     plan = Plan(
         entry.id,
@@ -261,6 +302,7 @@ def make_plan(
         recipe.model_arg,
         str(flags["revision"]) if "revision" in flags else None,
         recipe.serving.image_source,
+        capacity,
     )
     return _with_client(plan, client_mounts_and_env(lay.servers[0], recipe.model_arg, as_root=os.getuid() == 0))
 
@@ -278,8 +320,9 @@ def _router(
     return router, router.argv(str(config_path), host="127.0.0.1"), f"http://127.0.0.1:{router.port}"
 
 
-def _jobs(entry: Entry, recipe, endpoint: str, raw: str, stamp: str) -> list[Job]:
-    """Every concurrency level, then every long-context prompt length at c=1, each saving its raw JSON."""
+def _jobs(entry: Entry, recipe, endpoint: str, raw: str, stamp: str, capacity: bool) -> list[Job]:
+    """Every concurrency level, every long-context prompt length at c=1, every open-loop rate, each saving its raw
+    JSON; with `capacity`, the parse-only template of the search's probes."""
 
     def save(name: str) -> list[str]:
         return [
@@ -306,6 +349,15 @@ def _jobs(entry: Entry, recipe, endpoint: str, raw: str, stamp: str) -> list[Job
         )
         for n in recipe.sweep.long_context
     ]
+    open_loop = recipe.sweep.open_loop
+    if open_loop is None:
+        return jobs
+    rates = list(open_loop.rates)
+    template_rate = rates[0] if rates else 1.0
+    template = Job("probe-template", None, None, [*rate_bench_argv(recipe, template_rate, endpoint), *save("probe")])
+    jobs += [rate_job(template, rate_name(r), r, open_loop.requests_at(r)) for r in rates]
+    if capacity:
+        jobs.append(replace(template, parse_only=True))
     return jobs
 
 
@@ -345,6 +397,8 @@ def _with_client(plan: Plan, client_extra: list[str]) -> Plan:
         ]
     else:
         client = [sys.executable, str(DRIVER), str(raw / jobs), str(raw / events)]
+    if plan.capacity:
+        client.append("--more")
     if plan.image:
         snapshot = [
             "docker",

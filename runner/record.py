@@ -15,15 +15,18 @@ from catalogue.atomic import write_text
 from catalogue.benchmark import (
     RUN_STAMP_FORMAT,
     BenchmarkRun,
+    Capacity,
     HostFacts,
     LevelResult,
     MeasuredProvenance,
     NodeCommand,
+    RateLevel,
     Workload,
 )
 from catalogue.imports.vllm_bench import PREFILL_DERIVATION
+from catalogue.slo import Slo
 from catalogue.topology import LITELLM_VERSION
-from runner.plan import Plan
+from runner.plan import Job, Plan
 
 
 def gpu_description() -> str | None:
@@ -40,9 +43,11 @@ def gpu_description() -> str | None:
     return "; ".join(f"{line.split(',')[0]} (driver {line.split(',')[-1].strip()})" for line in lines) or None
 
 
-def ran_argv(plan: Plan, name: str) -> list[str]:
-    """The job's argv as it last ran: `--num-prompts` from its raw result (a short level runs again with more)."""
-    argv = list(plan.job(name).argv)
+def ran_argv(plan: Plan, name: str, jobs: dict[str, Job] | None = None) -> list[str]:
+    """The job's argv as it last ran: `--num-prompts` from its raw result (a short level runs again with more);
+    `jobs`: the capacity search's probes, which the plan does not hold."""
+    job = (jobs or {}).get(name) or plan.job(name)
+    argv = list(job.argv)
     raw = plan.raw_dir / f"{name}.json"
     if "--num-prompts" in argv and raw.exists():
         ran = json.loads(raw.read_text()).get("num_prompts")
@@ -59,6 +64,7 @@ def provenance(
     flag_snapshot: str | None,
     image_id: str | None,
     done: list[str],
+    jobs: dict[str, Job] | None = None,
     preflight: list[str] | None = None,
     hosts: list[HostFacts] | None = None,
 ) -> MeasuredProvenance:
@@ -75,7 +81,7 @@ def provenance(
         gpu=gpu_description() if head.host.is_local else None,
         host=platform.node() if head.host.is_local else head.host.name,
         serve_command=head.argv,
-        bench_commands=[ran_argv(plan, name) for name in done],
+        bench_commands=[ran_argv(plan, name, jobs) for name in done],
         prefill_derivation=PREFILL_DERIVATION,
         flag_snapshot=flag_snapshot,
         topology=plan.kind,
@@ -101,6 +107,9 @@ def build_run(
     levels: list[LevelResult],
     long_context: list[LevelResult],
     workload: Workload,
+    rates: list[RateLevel] | None = None,
+    slo: Slo | None = None,
+    capacity: Capacity | None = None,
     complete: bool,
     reason: str | None,
     notes: list[str],
@@ -113,6 +122,9 @@ def build_run(
         workload=workload,
         levels=sorted(levels, key=lambda lv: lv.concurrency),
         long_context=sorted(long_context, key=lambda lv: lv.prompt_tokens or 0),
+        rates=sorted(rates or [], key=lambda lv: (lv.probe is not None, lv.probe or 0, lv.offered_rps or 0)),
+        slo=slo,
+        capacity=capacity,
         complete=complete,
         incomplete_reason=reason,
         notes=notes,

@@ -9,12 +9,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catalogue import regression
-from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
+from catalogue import capacity, regression
+from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance, RateLevel
 from catalogue.errors import CatalogueError
 from catalogue.launch import sweep_workload
 from catalogue.loading import Entry, load_catalogue
-from runner import policy_gate, ray_cluster
+from catalogue.slo import probe_name, rate_name
+from runner import capacity_search, policy_gate, ray_cluster
 from runner import server as srv
 from runner.boot import launch, server_version, start_router, wait_ready
 from runner.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
@@ -36,10 +37,19 @@ def resumable(entry: Entry) -> BenchmarkRun | None:
 
 
 def finished_jobs(run: BenchmarkRun) -> dict[str, LevelResult]:
-    """A run's finished levels by job name."""
+    """A run's finished closed-loop levels by job name."""
     done = {f"c{lv.concurrency}": lv for lv in run.levels}
     done.update({f"ctx{lv.prompt_tokens}": lv for lv in run.long_context if lv.prompt_tokens})
     return done
+
+
+def finished_rates(run: BenchmarkRun) -> dict[str, RateLevel]:
+    """A run's finished open-loop levels by job name: planned rates and the search's probes."""
+    return {
+        probe_name(lv.probe) if lv.probe is not None else rate_name(lv.offered_rps or 0): lv
+        for lv in run.rates
+        if lv.offered_rps is not None
+    }
 
 
 def clear_stale(plan: Plan) -> None:
@@ -58,7 +68,8 @@ def clear_stale(plan: Plan) -> None:
 def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: str | None) -> BenchmarkRun:
     """Write the run file with every job finished so far."""
     recipe = entry.recipe
-    done = [job.name for job in plan.jobs if job.name in progress.levels]
+    done = [job.name for job in plan.levels if progress.finished(job.name)]
+    done += [name for name in progress.probe_jobs if name in progress.rates]
     prov = provenance(
         plan,
         vllm_version=progress.vllm_version,
@@ -66,16 +77,23 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
         flag_snapshot=progress.snapshot,
         image_id=progress.image_id,
         done=done,
+        jobs=progress.probe_jobs,
         preflight=progress.preflight,
         hosts=progress.hosts,
     )
-    levels = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is None]
-    long_context = [progress.levels[n] for n in done if plan.job(n).prompt_tokens is not None]
+    closed = [progress.levels[n] for n in done if n in progress.levels]
+    slo = recipe.sweep.slo
+    rates = [
+        lv.model_copy(update={"verdict": capacity.judge(lv, slo).why}) if slo else lv for lv in progress.rates.values()
+    ]
     run = build_run(
         stamp=plan.stamp,
         provenance=prov,
-        levels=levels,
-        long_context=long_context,
+        levels=[lv for lv in closed if lv.prompt_tokens is None],
+        long_context=[lv for lv in closed if lv.prompt_tokens is not None],
+        rates=rates,
+        slo=slo if rates else None,
+        capacity=progress.capacity,
         workload=sweep_workload(recipe, progress.client_vllm_version),
         complete=complete,
         reason=reason,
@@ -109,11 +127,13 @@ class Refresh:
     """The API key of this boot (servers, router and client)."""
     resumed_image_id: str | None = None
     """A resumed run's image id: the image must still be the same."""
+    sweep: Sweep | None = None
+    """The benchmark client's events, once released (the capacity search goes on reading them)."""
 
     @property
     def todo(self) -> list[Job]:
-        """The jobs not finished yet (a resumed run skips the rest)."""
-        return [job for job in self.plan.jobs if job.name not in self.progress.levels]
+        """The jobs not finished yet (a resumed run skips the rest); the probe template is always checked."""
+        return [job for job in self.plan.jobs if not self.progress.finished(job.name)]
 
 
 def step_clear(r: Refresh) -> None:
@@ -152,10 +172,17 @@ def step_router(r: Refresh) -> None:
 
 
 def step_sweep(r: Refresh) -> None:
-    Sweep(r.plan, r.running, r.progress, r.bar).run(r.todo)
+    r.sweep = Sweep(r.plan, r.running, r.progress, r.bar)
+    r.sweep.run(r.todo)
 
 
-STEPS = (step_clear, step_launch, step_ray, step_ready, step_router, step_sweep)
+def step_capacity(r: Refresh) -> None:
+    if r.plan.capacity:
+        assert r.sweep is not None
+        r.progress.capacity = capacity_search.search(r.plan, r.entry.recipe, r.sweep, r.progress)
+
+
+STEPS = (step_clear, step_launch, step_ray, step_ready, step_router, step_sweep, step_capacity)
 """A refresh, in order; any step may raise ServerFailed, ClientFailed or KeyboardInterrupt."""
 
 
@@ -168,7 +195,7 @@ def execute(
 ) -> int:
     """Run the steps against one boot, stop everything, record; 0 only when the sweep completed."""
     plan.raw_dir.mkdir(parents=True, exist_ok=True)
-    refresh = Refresh(plan, entry, progress, Running(plan), Bar(len(plan.jobs)), resumed_image_id=resumed_image_id)
+    refresh = Refresh(plan, entry, progress, Running(plan), Bar(len(plan.levels)), resumed_image_id=resumed_image_id)
     refresh.running.redact = [refresh.key, *policy_gate.secret_values(entry)]
     reason: str | None = None
     code = 1
@@ -183,6 +210,9 @@ def execute(
         reason = "interrupted (Ctrl-C)"
         code = 130
         print("\ninterrupted; stopping every server", file=sys.stderr)
+    except BaseException as exc:  # a fault of the runner itself: keep what was measured, then let it surface
+        reason = f"the runner failed: {type(exc).__name__}: {exc}"
+        raise
     finally:
         try:
             unclean = refresh.running.stop(wait_snapshot=code == 0)
@@ -195,9 +225,11 @@ def execute(
         code = code or (1 if unclean else 0)
         if (plan.raw_dir / "flags.json").exists():
             progress.snapshot = f"{plan.stamp}/flags.json"
-        if progress.levels:
+        if progress.done:
             run = save(plan, entry, progress, complete=measured, reason=reason)
-            print(f"\nwrote {plan.run_file} ({len(progress.levels)}/{len(plan.jobs)} levels)", file=sys.stderr)
+            planned = sum(1 for job in plan.levels if progress.finished(job.name))
+            probes = f" and {len(progress.probe_jobs)} capacity probes" if progress.probe_jobs else ""
+            print(f"\nwrote {plan.run_file} ({planned}/{len(plan.levels)} levels{probes})", file=sys.stderr)
             regressed = check_regression(entry, run, fail_on_regression)
             code = code or regressed
     return code
@@ -219,6 +251,7 @@ def run_refresh(
     allow: list[str] | None = None,
     fail_on_regression: bool = False,
     reproduce: BenchmarkRun | None = None,
+    capacity: bool = False,
 ) -> int:
     """The `refresh` command; with `reproduce`, the run's own set-up again (`catalogue reproduce --refresh`)."""
     entry = load_catalogue(roots, [recipe_id])[0]
@@ -236,6 +269,7 @@ def run_refresh(
             client=client,
             router_port=router_port,
             allow_shared_host=allow_shared_host,
+            capacity=capacity,
         )
 
     plan = plan_for()
@@ -268,8 +302,9 @@ def run_refresh(
             plan = plan_for(previous.stamp)
             refuse_different(previous, plan, entry)
             progress.levels = finished_jobs(previous)
+            progress.rates = finished_rates(previous)
             progress.notes = list(previous.notes)
-            print(f"resuming run {previous.stamp}: {sorted(progress.levels)} done", file=sys.stderr)
+            print(f"resuming run {previous.stamp}: {sorted([*progress.levels, *progress.rates])} done", file=sys.stderr)
         started = time.monotonic()
         try:
             checked = run_preflight(plan)

@@ -9,12 +9,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from catalogue.benchmark import HostFacts, LevelResult
+from catalogue.benchmark import Capacity, HostFacts, LevelResult, RateLevel
 from runner import ray_cluster
 from runner import server as srv
 from runner.containers import remove_labelled
 from runner.hosts import LOCAL, Host
-from runner.plan import Plan
+from runner.plan import Job, Plan
 
 
 @dataclass
@@ -22,7 +22,13 @@ class Progress:
     """What the refresh has finished so far, and what it learnt on the way."""
 
     levels: dict[str, LevelResult] = field(default_factory=dict)
-    """Finished jobs by name: `c4`, `ctx5000`."""
+    """Finished closed-loop jobs by name: `c4`, `ctx5000`."""
+    rates: dict[str, RateLevel] = field(default_factory=dict)
+    """Finished open-loop jobs by name: `r2.5`, and the capacity search's `probe1`, `probe2`, ..."""
+    probe_jobs: dict[str, Job] = field(default_factory=dict)
+    """The probes the search made (their commands go into the run file)."""
+    capacity: Capacity | None = None
+    """The search's result, once it ended."""
     vllm_version: str = "unknown"
     client_vllm_version: str | None = None
     snapshot: str | None = None
@@ -32,6 +38,15 @@ class Progress:
     """What the preflight found on each host (docker version, image, GPUs, interfaces)."""
     hosts: list[HostFacts] = field(default_factory=list)
     """Each host's provenance: engine, kernel, OS, CPU, image digest, vLLM, model revision, GPU."""
+
+    def finished(self, name: str) -> bool:
+        """Whether the job of that name has its figures."""
+        return name in self.levels or name in self.rates
+
+    @property
+    def done(self) -> int:
+        """Finished jobs, of every kind."""
+        return len(self.levels) + len(self.rates)
 
     def note(self, prefix: str, text: str) -> None:
         """Replace the note that starts with `prefix` (a resumed run keeps one per level)."""

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from catalogue.imports.vllm_bench import level_from_raw
+from catalogue.imports.vllm_bench import level_from_raw, rate_level_from_raw
 from runner.plan import Job, Plan
 
 if TYPE_CHECKING:
@@ -19,18 +19,40 @@ class ClientFailed(Exception):
 
 
 class Sweep:
-    """One pass of the benchmark client over the jobs still to do."""
+    """The benchmark client's events: the planned jobs still to do, then (capacity search) one job at a time."""
 
     def __init__(self, plan: Plan, running: Running, progress: Progress, bar: Bar) -> None:
         self.plan, self.running, self.progress, self.bar = plan, running, progress, bar
         self.seen = 0
+        self.failures: dict[str, str] = {}
+        """Jobs the client could not run, by name (an open-loop probe's failure ends the search, not the run)."""
 
     def run(self, todo: list[Job]) -> None:
+        """Release the client and take every planned job; return once each has its figures."""
+        self._send("go")
+        self._until([job for job in todo if not job.parse_only], wait_exit=not self.plan.capacity)
+
+    def one(self, job: Job) -> None:
+        """Give the waiting client one more job (a probe) and take its result."""
+        self.progress.probe_jobs[job.name] = job
+        self._send("job " + json.dumps(job.payload()))
+        self._until([job], wait_exit=False)
+
+    def end(self) -> None:
+        """Tell a waiting client there is nothing more."""
+        self._send("end")
+
+    def _send(self, line: str) -> None:
         client = self.running.client
         assert client is not None and client.stdin is not None
-        client.stdin.write(b"go\n")
+        client.stdin.write(line.encode() + b"\n")
         client.stdin.flush()
+
+    def _until(self, jobs: list[Job], wait_exit: bool) -> None:
+        client = self.running.client
+        assert client is not None
         events = self.plan.raw_dir / "events.jsonl"
+        names = {job.name for job in jobs}
         while True:
             exited = client.poll() is not None  # before reading: every event it wrote is then in this read
             for event in self._new_events(events):
@@ -42,10 +64,13 @@ class Sweep:
                     except ClientFailed:
                         self._blame_servers()
                         raise
-                    self.bar.show(len(self.progress.levels), f"{event['name']} done")
+                    self.bar.show(self.progress.done, f"{event['name']} done")
             self.running.check_alive("during the sweep")
+            missing = [name for name in names if not self.progress.finished(name) and name not in self.failures]
+            if not missing and not wait_exit:
+                return
             if exited:
-                if client.returncode != 0 or any(job.name not in self.progress.levels for job in todo):
+                if client.returncode != 0 or missing:
                     self._blame_servers()
                     raise ClientFailed(
                         f"benchmark client exited with code {client.returncode}; see {self.plan.raw_dir / 'client.log'}"
@@ -68,17 +93,31 @@ class Sweep:
             self.running.check_alive("during the sweep")
             time.sleep(0.1)
 
+    def _job(self, name: str) -> Job:
+        return self.progress.probe_jobs.get(name) or self.plan.job(name)
+
     def _take(self, event: dict) -> None:
-        """Record a finished job; one with failed requests is not kept (its raw file stays)."""
+        """Record a finished job. A closed-loop level with failed requests is not kept (its raw file stays); an
+        open-loop level keeps its failures, which its verdict reports."""
         name = event["name"]
+        job = self._job(name)
         if not event["ok"]:
+            if job.probe is not None:
+                self.failures[name] = event["error"]
+                return
             raise ClientFailed(f"benchmark client failed at {name}: {event['error']}")
-        job = self.plan.job(name)
         raw = json.loads((self.plan.raw_dir / f"{name}.json").read_text())
-        result = level_from_raw(raw, job.concurrency, f"{self.plan.stamp}/{name}.json", job.prompt_tokens)
-        if result.failed:
-            raise ClientFailed(f"{name}: {result.failed} of {result.failed + (result.completed or 0)} requests failed")
-        self.progress.levels[name] = result
+        raw_name = f"{self.plan.stamp}/{name}.json"
+        if job.rate is not None:
+            self.progress.rates[name] = rate_level_from_raw(raw, raw_name, job.probe)
+        else:
+            assert job.concurrency is not None
+            result = level_from_raw(raw, job.concurrency, raw_name, job.prompt_tokens)
+            if result.failed:
+                raise ClientFailed(
+                    f"{name}: {result.failed} of {result.failed + (result.completed or 0)} requests failed"
+                )
+            self.progress.levels[name] = result
         overhead = event["wall_s"] - (event.get("duration_s") or 0)
         again = (
             f"; ran {event['attempts']} times to last at least {job.min_s:g} s ({event.get('num_prompts')} requests)"

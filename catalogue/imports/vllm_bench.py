@@ -3,10 +3,11 @@ folder. The runner maps its own raw results with `level_from_raw` too: one mappi
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
-from catalogue.benchmark import LevelResult, Stats
+from catalogue.benchmark import LevelResult, RateLevel, Stats
 from catalogue.errors import CatalogueError
 from catalogue.imports.source import ImportedLevels, read_json, require
 
@@ -34,6 +35,7 @@ def _stats(raw: dict[str, Any], name: str) -> Stats | None:
         "std": raw.get(f"std_{name}_ms"),
         "p50": raw.get(f"p50_{name}_ms", raw.get(f"median_{name}_ms")),
         "p90": raw.get(f"p90_{name}_ms"),
+        "p95": raw.get(f"p95_{name}_ms"),
         "p99": raw.get(f"p99_{name}_ms"),
     }
     present = {k: float(v) for k, v in values.items() if v is not None}
@@ -53,6 +55,41 @@ def level_from_raw(
         concurrency=concurrency,
         prompt_tokens=prompt_tokens,
         prefill_tps=prefill,
+        generation_tps=raw.get("output_throughput"),
+        peak_tps=raw.get("max_output_tokens_per_s"),
+        total_tps=raw.get("total_token_throughput"),
+        ttft_ms=_stats(raw, "ttft"),
+        itl_ms=_stats(raw, "itl"),
+        tpot_ms=_stats(raw, "tpot"),
+        e2e_ms=_stats(raw, "e2el"),
+        duration_s=raw.get("duration"),
+        completed=completed,
+        failed=int(raw.get("failed", 0)),
+        raw=[raw_name],
+    )
+
+
+def rate_level_from_raw(raw: dict[str, Any], raw_name: str, probe: int | None = None) -> RateLevel:
+    """One open-loop level (`--request-rate`) from one raw result JSON: offered and achieved rate, vLLM's goodput
+    (`--goodput`), and attainment = goodput ÷ request throughput (both are counts over the same window)."""
+    completed = int(raw.get("completed", 0))
+    offered = raw.get("request_rate")
+    offered = float(offered) if isinstance(offered, int | float) and math.isfinite(offered) and offered > 0 else None
+    throughput = raw.get("request_throughput")
+    goodput = raw.get("request_goodput")
+    attainment = None
+    if goodput is not None and throughput:
+        attainment = min(1.0, float(goodput) / float(throughput))
+    burstiness = raw.get("burstiness")
+    max_concurrency = raw.get("max_concurrency")
+    return RateLevel(
+        offered_rps=offered,
+        burstiness=float(burstiness) if isinstance(burstiness, int | float) and offered is not None else None,
+        achieved_rps=float(throughput) if throughput is not None else None,
+        goodput_rps=float(goodput) if goodput is not None else None,
+        attainment=attainment,
+        max_concurrency=max_concurrency if isinstance(max_concurrency, int) and max_concurrency > 0 else None,
+        probe=probe,
         generation_tps=raw.get("output_throughput"),
         peak_tps=raw.get("max_output_tokens_per_s"),
         total_tps=raw.get("total_token_throughput"),
