@@ -113,6 +113,32 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
     ),
     "unknown topology": (edit_yaml(set_in("topology", {"kind": "mesh"})), "recipe.yaml:", "topology:"),
     "sweep not ascending": (edit_yaml(set_in("sweep.concurrency", [4, 2])), "recipe.yaml:", "ascending"),
+    "slo key vLLM's --goodput does not know": (
+        edit_yaml(set_in("sweep.slo", {"percentile": 95, "itl": 50})),
+        "recipe.yaml:",
+        "sweep.slo: 'itl' is not a limit vLLM's --goodput knows (it knows ttft, tpot, e2el, in ms)",
+    ),
+    "slo without a limit": (edit_yaml(set_in("sweep.slo", {"percentile": 95})), "recipe.yaml:", "at least one limit"),
+    "slo percentile the client is not asked for": (
+        edit_yaml(set_in("sweep.slo", {"percentile": 97, "ttft": 2000})),
+        "recipe.yaml:",
+        "sweep.slo.percentile",
+    ),
+    "request rate of zero": (
+        edit_yaml(set_in("sweep.open_loop", {"rates": [0, 2]})),
+        "recipe.yaml:",
+        "sweep.open_loop.rates[0]: Input should be greater than 0",
+    ),
+    "negative request rate": (
+        edit_yaml(set_in("sweep.open_loop", {"rates": [-1]})),
+        "recipe.yaml:",
+        "sweep.open_loop.rates[0]",
+    ),
+    "rates not ascending": (
+        edit_yaml(set_in("sweep.open_loop", {"rates": [4, 2]})),
+        "recipe.yaml:",
+        "ascending",
+    ),
     "recipe is a list": (lambda f: (f / "recipe.yaml").write_text("- a\n- b\n"), "recipe.yaml:1", "mapping"),
     "comparison at unmeasured concurrency": (
         edit_yaml(set_in("comparisons.0.concurrency", 3)),
