@@ -90,7 +90,9 @@ class RateLevel(Figures):
 class Capacity(Strict):
     """The highest request rate that met the SLO with no failed request, as the search pinned it."""
 
-    rps: PositiveFloat | None = Field(description="Highest rate that met the SLO; null when even the lowest missed.")
+    rps: PositiveFloat | None = Field(
+        None, description="Highest rate that met the SLO; null when even the lowest missed."
+    )
     upper_rps: PositiveFloat | None = Field(None, description="Lowest rate that missed it (the bracket's top).")
     tolerance: float = Field(gt=0, description="The precision the search aimed for (0.1: within 10 %).")
     converged: bool = Field(description="Whether the bracket closed to the tolerance.")

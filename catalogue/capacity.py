@@ -22,8 +22,9 @@ SATURATED = 0.9
 LOWEST_SHARE = 1 / 100
 """The search goes no lower than this share of its first guess before it says even the lowest rate misses."""
 
-FLAT = 1.1
-"""Two missing probes whose worst latency ratios are this close: the limit is below the unloaded latency."""
+FLAT = 1.25
+"""The two lowest missing rates (at least 2x apart by construction) whose worst latency ratios are this close: a
+lighter load no longer helps, so the limit is below the latency of a lightly loaded server."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,8 @@ def latency_margin(level: Figures, slo: Slo) -> tuple[float | None, str]:
         ratio = value / limit
         if worst is None or ratio > worst:
             sign = "≤" if ratio <= 1 else ">"
-            worst, words = ratio, f"p{slo.percentile} {LIMIT_LABELS[key]} {value:,.0f} ms {sign} {limit:,.0f} ms"
+            label = f"p{slo.percentile} {LIMIT_LABELS[key]}"
+            worst, words = ratio, f"{label} {_ms(value)} ms {sign} {_ms(limit)} ms"
     return worst, words
 
 
@@ -191,6 +193,11 @@ def result(
 
 def _lowest(point: Point, why: str) -> str:
     return f"even the lowest rate probed, {point.rate:g} req/s, misses the SLO ({point.verdict.why}): {why}"
+
+
+def _ms(value: float) -> str:
+    """Whole milliseconds with thousands separators; three significant figures below 10 ms."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.3g}"
 
 
 def _round(rate: float) -> float:

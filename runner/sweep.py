@@ -64,7 +64,8 @@ class Sweep:
                     except ClientFailed:
                         self._blame_servers()
                         raise
-                    self.bar.show(self.progress.done, f"{event['name']} done")
+                    planned = sum(1 for job in self.plan.levels if self.progress.finished(job.name))
+                    self.bar.show(planned, f"{event['name']} done")
             self.running.check_alive("during the sweep")
             missing = [name for name in names if not self.progress.finished(name) and name not in self.failures]
             if not missing and not wait_exit:

