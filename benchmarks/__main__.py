@@ -1,4 +1,5 @@
-"""`nox -s bench`: site build scaling, `mkdocs serve` edit latency, flag validation, runner overhead, topologies."""
+"""`nox -s bench`: site build scaling, `mkdocs serve` edit latency, flag validation, runner overhead, topologies,
+the capacity search (`nox -s bench -- capacity`; not in the default set: it boots the tiny server twice)."""
 
 from __future__ import annotations
 
@@ -281,6 +282,10 @@ def main() -> None:
         from benchmarks.topologies import bench_topologies
 
         bench_topologies()
+    if "capacity" in args.parts:
+        from benchmarks.capacity import bench_capacity
+
+        bench_capacity(_free_port())
 
 
 if __name__ == "__main__":

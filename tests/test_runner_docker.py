@@ -45,10 +45,15 @@ def assert_nothing_left(folder: Path, recipe_id: str) -> None:
 
 def check_figures(folder: Path, run) -> None:
     """Every level's figures are the raw JSON's own numbers, and the page shows them."""
-    for level in [*run.levels, *run.long_context]:
+    for level in [*run.levels, *run.long_context, *run.rates]:
         raw = json.loads((folder / "runs" / level.raw[0]).read_text())
         assert level.generation_tps == raw["output_throughput"] and level.completed == raw["completed"] > 0
         assert level.failed == 0 and level.ttft_ms.p99 == raw["p99_ttft_ms"]
+    # The open-loop level ran on this topology too, through the same client, with vLLM's goodput under the SLO.
+    assert [(lv.offered_rps, lv.probe) for lv in run.rates] == [(4, None)]
+    assert run.rates[0].goodput_rps is not None and run.rates[0].verdict is not None
+    rate_command = next(c for c in run.provenance.bench_commands if "--request-rate" in c)
+    assert rate_command[rate_command.index("--request-rate") + 1] == "4" and "ttft:1000" in rate_command
 
 
 SECRET = "hf_CatalogueLeakProbe0123456789abcdefXYZ"

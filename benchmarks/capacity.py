@@ -1,0 +1,94 @@
+"""`nox -s bench -- capacity`: what the capacity search costs against a fixed grid of rates of the same precision.
+
+Both run on the tiny CPU recipe with the example's SLO, each in one refresh (one boot). The search starts from the
+closed-loop levels, as it does in a real refresh, with no planned rates to lean on. The grid has eight rates 10 %
+apart around the same first guess (8 rates x 10 % cover a 1.9x range): what someone without a search would run to
+pin the capacity to 10 %. Reported: probes, wall time of the open-loop part, the capacity each finds, the ratio,
+and the time outside the benchmark window per probe (target: at most 1 s)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from benchmarks.synthetic import REPO
+from catalogue.capacity import start
+from catalogue.loading import load_entry
+
+RECIPE = "tiny-cpu-capacity"
+GRID = 8
+STEP = 1.1
+
+
+def _refresh(root: Path, port: int, *extra: str) -> dict:
+    subprocess.run(
+        [sys.executable, "-m", "catalogue", "--root", str(root), "refresh", RECIPE, "--port", str(port), *extra],
+        cwd=REPO,
+        check=True,
+        stderr=subprocess.DEVNULL,
+    )
+    run_file = max((root / RECIPE / "runs").glob("*.json"))
+    return json.loads(run_file.read_text())
+
+
+def _set_open_loop(folder: Path, rates: list[float]) -> None:
+    path = folder / "recipe.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["sweep"]["open_loop"]["rates"] = rates
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def _walls(run: dict, prefix: str) -> dict[str, tuple[float, float]]:
+    """{level name: (wall s, s outside the benchmark window)} from the run's notes."""
+    out = {}
+    for note in run["notes"]:
+        name, _, rest = note.partition(": ")
+        if name.startswith(prefix) and " s wall, " in rest:
+            wall, outside = rest.split(" s wall, ")
+            out[name] = (float(wall), float(outside.split(" s ")[0]))
+    return out
+
+
+def bench_capacity(port: int) -> None:
+    print("\n## Capacity search vs a fixed grid of the same precision (tiny CPU recipe)")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "examples"
+        for name in ("tiny-cpu", RECIPE):
+            subprocess.run(["cp", "-r", str(REPO / "examples" / name), str(root / name)], check=True)
+        subprocess.run(["rm", "-rf", str(root / RECIPE / "runs")], check=True)
+        folder = root / RECIPE
+        _set_open_loop(folder, [])
+        recipe = load_entry(folder).recipe
+        assert recipe.sweep.slo is not None and recipe.sweep.open_loop is not None
+        print(f"SLO: {recipe.sweep.slo.describe()}; window {recipe.sweep.open_loop.min_window_s:g} s per rate")
+
+        searched = _refresh(root, port, "--capacity")
+        cap = searched["capacity"]
+        probes = _walls(searched, "probe")
+        probe_s = sum(wall for wall, _ in probes.values())
+        rates = ", ".join(f"{lv['offered_rps']:g}" for lv in searched["rates"])
+        print(
+            f"search: {cap['probes']} probes ({rates} req/s), {probe_s:.1f} s of probes, {cap['search_s']:.1f} s wall"
+        )
+        print(f"search: capacity {cap.get('rps')} req/s, {cap.get('upper_rps')} req/s missed")
+
+        loaded = load_entry(folder).latest
+        first, _ = start(loaded.levels, recipe.sweep.slo)
+        low = first / STEP ** (GRID // 2)
+        grid = [round(low * STEP**i, 3) for i in range(GRID)]
+        _set_open_loop(folder, grid)
+        gridded = _refresh(root, port)
+        walls = _walls(gridded, "r")
+        grid_s = sum(wall for wall, _ in walls.values())
+        met = [lv["offered_rps"] for lv in gridded["rates"] if lv.get("verdict") == "meets"]
+        print(f"grid: {GRID} rates {grid[0]:g}..{grid[-1]:g} req/s ({STEP - 1:.0%} apart), {grid_s:.1f} s")
+        print(f"grid: capacity {max(met) if met else 'below the grid'} req/s")
+        print(f"ratio search / grid wall time: {probe_s / grid_s:.2f} (target <= 0.5)")
+        outside = [o for _, o in probes.values()]
+        mean = sum(outside) / len(outside)
+        print(f"outside the benchmark window per probe: max {max(outside):.2f} s, mean {mean:.2f} s")
