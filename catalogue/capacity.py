@@ -19,6 +19,13 @@ from catalogue.slo import LIMIT_LABELS, STATS_FIELD, Slo
 SATURATED = 0.9
 """A level whose achieved rate is below this share of the offered rate saturated the server."""
 
+SATURATED_STEP = 0.75
+"""Below a saturated rate, the next probe is this share of what the server kept up with."""
+
+CLOSED_LOOP_SHARE = 0.8
+"""The first guess is this share of the best closed-loop request rate within the SLO: arrivals at random instants
+queue where a closed loop's streams never do, so an open loop meets the same limits at a lower rate."""
+
 LOWEST_SHARE = 1 / 100
 """The search goes no lower than this share of its first guess before it says even the lowest rate misses."""
 
@@ -39,6 +46,8 @@ class Verdict:
     outright: bool = False
     """Nothing completed: the rate failed outright."""
     saturated: bool = False
+    achieved: float | None = None
+    """The rate the server kept up with, when it saturated."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,7 @@ def judge(level: RateLevel, slo: Slo) -> Verdict:
             f"saturated: achieved {level.achieved_rps:.3g} of {level.offered_rps:.3g} req/s offered",
             margin,
             saturated=True,
+            achieved=level.achieved_rps,
         )
     if margin is None:
         return Verdict(False, words)
@@ -107,7 +117,7 @@ def start(levels: Sequence[LevelResult], slo: Slo) -> tuple[float, float | None]
         return 1.0, None
     ceiling = max(rate for rate, _ in rates)
     within = [rate for rate, lv in rates if (m := latency_margin(lv, slo)[0]) is not None and m <= 1]
-    return (max(within) if within else ceiling / 4), ceiling
+    return (CLOSED_LOOP_SHARE * max(within) if within else ceiling / 4), ceiling
 
 
 def bracket(points: Sequence[Point]) -> tuple[Point | None, Point | None]:
@@ -130,18 +140,21 @@ def next_step(points: Sequence[Point], first: float, ceiling: float | None, tole
         ratio = hi.rate / lo.rate
         if ratio <= (1 + tolerance) * 1.001:
             return Step(None)
-        share = 0.5
-        if lo.verdict.margin and hi.verdict.margin and hi.verdict.margin > 1 and not hi.verdict.saturated:
-            low, high = math.log(lo.verdict.margin), math.log(hi.verdict.margin)
-            if high > low:
-                share = min(0.8, max(0.2, -low / (high - low)))
-        rate = lo.rate * ratio**share
-        rate = min(max(rate, lo.rate * (1 + tolerance)), hi.rate / (1 + tolerance))
+        estimate = knee(lo, hi) or lo.rate * math.sqrt(ratio)
+        if estimate <= lo.rate * (1 + tolerance):
+            rate = lo.rate * (1 + tolerance)  # a miss there closes the bracket
+        elif estimate >= hi.rate / (1 + tolerance):
+            rate = hi.rate / (1 + tolerance)  # a pass there closes it
+        else:
+            rate = estimate / (1 + tolerance / 4)  # just below the knee: a pass, then one step up closes it
         return Step(_round(rate))
     if hi is None:
         assert lo is not None
+        met = sorted((p for p in points if p.verdict.meets), key=lambda p: p.rate)
         margin = lo.verdict.margin or 0.5
-        rate = lo.rate * min(2.0, max(1 + 2 * tolerance, 1 / max(margin, 1e-9)))
+        estimate = knee(met[-2], lo) if len(met) >= 2 else None
+        rate = estimate or lo.rate / max(margin, 1e-9)
+        rate = min(2.0 * lo.rate, max((1 + 2 * tolerance) * lo.rate, rate))
         if ceiling and lo.rate < ceiling:
             rate = min(rate, ceiling * 1.1)
         return Step(_round(rate))
@@ -155,11 +168,27 @@ def next_step(points: Sequence[Point], first: float, ceiling: float | None, tole
     if hi.verdict.margin and not hi.verdict.saturated and hi.verdict.margin > 1:
         factor = min(0.8, max(0.25, 1 / hi.verdict.margin))
     elif hi.verdict.saturated:
-        factor = 0.25
+        factor = max(0.25, SATURATED_STEP * (hi.verdict.achieved or 0) / hi.rate)
     rate = hi.rate * factor
     if rate < first * LOWEST_SHARE:
         return Step(None, _lowest(hi, f"nothing down to {hi.rate:g} req/s met it"))
     return Step(_round(rate))
+
+
+def knee(a: Point, b: Point) -> float | None:
+    """Where the worst latency reaches its limit, on the line through two points in (rate, limit ÷ latency).
+
+    A server as a single queue has latency ∝ 1 / (1 − rate / capacity), so limit ÷ latency falls linearly with the
+    rate and crosses 1 at the SLO's capacity; None when the two points do not show that fall (or saturated)."""
+    if not (a.verdict.margin and b.verdict.margin) or a.verdict.saturated or b.verdict.saturated:
+        return None
+    if math.isclose(a.rate, b.rate):
+        return None
+    slope = (1 / b.verdict.margin - 1 / a.verdict.margin) / (b.rate - a.rate)
+    if slope >= 0:
+        return None
+    estimate = a.rate + (1 - 1 / a.verdict.margin) / slope
+    return estimate if estimate > 0 else None
 
 
 def result(
