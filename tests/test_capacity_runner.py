@@ -52,7 +52,7 @@ def test_rate_sweep_and_capacity_search_end_to_end(tiny):
     assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
     planned = [lv for lv in run.rates if lv.probe is None]
     probes = [lv for lv in run.rates if lv.probe is not None]
-    assert [lv.offered_rps for lv in planned] == [2, 8]
+    assert [lv.offered_rps for lv in planned] == [2, 6, 12]
     assert [lv.probe for lv in probes] == list(range(1, len(probes) + 1)) and probes
     commands = run.provenance.bench_commands
     rate_commands = [c for c in commands if "--request-rate" in c]
