@@ -1,0 +1,119 @@
+"""runner.capacity_search's loop on its own: the probes it hands the client, its time budget, a resumed search and
+an outright failure. The client is replaced by a queue model here; tests/test_capacity_runner.py runs the real one."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from catalogue.benchmark import LevelResult, Stats
+from catalogue.loading import load_entry
+from runner.capacity_search import search
+from runner.plan import Job, make_plan
+from runner.state import Progress
+from tests.test_capacity import queue_model
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ModelClient:
+    """Stands in for the waiting benchmark client: each probe 'lasts' its window on the clock."""
+
+    def __init__(self, progress: Progress, clock: Clock, capacity: float, fail_at: float | None = None) -> None:
+        self.progress, self.clock, self.measure, self.fail_at = progress, clock, queue_model(capacity), fail_at
+        self.failures: dict[str, str] = {}
+        self.sent: list[Job] = []
+        self.ended = False
+
+    def one(self, job: Job) -> None:
+        assert job.rate is not None and job.probe is not None
+        self.sent.append(job)
+        self.progress.probe_jobs[job.name] = job
+        requests = int(job.argv[job.argv.index("--num-prompts") + 1])
+        window = requests / job.rate
+        self.clock.now += window + 0.1
+        if self.fail_at is not None and job.rate >= self.fail_at:
+            self.failures[job.name] = "ConnectionError: refused"
+            return
+        level = self.measure(job.rate).model_copy(update={"probe": job.probe, "duration_s": window})
+        self.progress.rates[job.name] = level
+
+    def end(self) -> None:
+        self.ended = True
+
+
+def setup(tmp_path: Path, **open_loop):
+    root = tmp_path / "examples"
+    for name in ("tiny-cpu", "tiny-cpu-capacity"):
+        shutil.copytree(REPO / "examples" / name, root / name, ignore=shutil.ignore_patterns("runs"))
+    folder = root / "tiny-cpu-capacity"
+    data = yaml.safe_load((folder / "recipe.yaml").read_text())
+    data["sweep"]["slo"] = {"percentile": 95, "ttft": 2000, "tpot": 100}
+    data["sweep"]["open_loop"] = {"rates": [], "min_window_s": 30, "min_requests": 10, **open_loop}
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    entry = load_entry(folder)
+    plan = make_plan(entry, local=True, capacity=True, stamp="20261123T000000Z")
+    progress = Progress()
+    closed = LevelResult(
+        concurrency=8, completed=80, duration_s=20, ttft_ms=Stats(p95=900), tpot_ms=Stats(p95=50), e2e_ms=Stats(mean=1)
+    )
+    progress.levels = {"c8": closed}  # 4 req/s within the SLO: the first guess is 3.2 req/s
+    return entry, plan, progress
+
+
+def test_probes_go_through_the_template_until_the_bracket_closes(tmp_path):
+    entry, plan, progress = setup(tmp_path)
+    clock = Clock()
+    client = ModelClient(progress, clock, capacity=3.1)
+    found = search(plan, entry.recipe, client, progress, clock)  # type: ignore[arg-type]
+    assert client.ended and found.converged and found.rps is not None and found.upper_rps is not None
+    assert found.rps <= 3.1 < found.upper_rps and found.probes == len(client.sent) <= 4
+    assert [job.name for job in client.sent] == [f"probe{i}" for i in range(1, len(client.sent) + 1)]
+    first = client.sent[0]
+    assert first.rate == 3.2 and first.argv[first.argv.index("--request-rate") + 1] == "3.2"
+    assert first.argv[first.argv.index("--result-filename") + 1] == "probe1.json"
+    assert first.argv[first.argv.index("--num-prompts") + 1] == "96"  # 3.2 req/s x 30 s
+    template = plan.probe_template
+    assert template is not None and template.parse_only
+    assert [w for w in first.argv if w not in template.argv] == ["96", "3.2", "probe1.json"]  # all else the same
+    assert any(note.startswith("capacity search: ") for note in progress.notes)
+
+
+def test_the_time_budget_stops_the_search_and_says_so(tmp_path):
+    entry, plan, progress = setup(tmp_path, search_budget_s=70)
+    clock = Clock()
+    client = ModelClient(progress, clock, capacity=3.1)
+    found = search(plan, entry.recipe, client, progress, clock)  # type: ignore[arg-type]
+    assert len(client.sent) == 2 and not found.converged
+    assert found.stopped is not None and found.stopped.startswith("the search's time budget (70 s) would run out")
+    assert clock.now <= 70
+
+
+def test_a_resumed_search_goes_on_counting(tmp_path):
+    entry, plan, progress = setup(tmp_path)
+    measure = queue_model(3.1)
+    progress.rates = {"probe1": measure(3.2).model_copy(update={"probe": 1})}  # kept by the run that stopped
+    clock = Clock()
+    client = ModelClient(progress, clock, capacity=3.1)
+    found = search(plan, entry.recipe, client, progress, clock)  # type: ignore[arg-type]
+    assert client.sent[0].name == "probe2" and client.sent[0].rate != 3.2
+    assert found.converged and found.probes == 1 + len(client.sent)
+
+
+def test_a_probe_the_client_cannot_run_ends_the_search(tmp_path):
+    entry, plan, progress = setup(tmp_path)
+    clock = Clock()
+    client = ModelClient(progress, clock, capacity=30, fail_at=5)
+    found = search(plan, entry.recipe, client, progress, clock)  # type: ignore[arg-type]
+    assert found.stopped is not None and "failed outright (ConnectionError: refused)" in found.stopped
+    assert found.rps == 4.4 and found.upper_rps == 8.8 and not found.converged  # what met still stands
