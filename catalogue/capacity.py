@@ -152,8 +152,8 @@ def next_step(points: Sequence[Point], first: float, ceiling: float | None, tole
         assert lo is not None
         met = sorted((p for p in points if p.verdict.meets), key=lambda p: p.rate)
         margin = lo.verdict.margin or 0.5
-        estimate = knee(met[-2], lo) if len(met) >= 2 else None
-        rate = estimate or lo.rate / max(margin, 1e-9)
+        upward = knee(met[-2], lo) if len(met) >= 2 else None
+        rate = upward or lo.rate / max(margin, 1e-9)
         rate = min(2.0 * lo.rate, max((1 + 2 * tolerance) * lo.rate, rate))
         if ceiling and lo.rate < ceiling:
             rate = min(rate, ceiling * 1.1)
