@@ -78,6 +78,31 @@ def _serve_words(words: list[str]) -> list[str] | None:
     return None
 
 
+def docker_launch(
+    words: list[str], docker_options: DockerRunOptions, label: str, line: int, env: dict[str, str], notes: list[str]
+) -> tuple[DockerRun, list[str] | None]:
+    """The words after `docker run`: the container, and the words after `vllm serve` when the container runs it
+    (None when it runs nothing: `vllm serve` is then typed in its shell)."""
+    docker = read_docker_run(words, docker_options, label, line)
+    if runs_serve_itself(docker.image):
+        docker.options = _without_empty_entrypoint(docker.options)
+    inner = docker.command
+    if len(inner) == 3 and inner[0] in ("bash", "sh", "/bin/bash", "/bin/sh") and inner[1] == "-c":
+        inner = [w for c in split_commands(inner[2], label) for w in _strip_prefixes(c.words, env)]
+    if not inner:
+        return docker, None
+    serve = _serve_words(inner)
+    if serve is None and runs_serve_itself(docker.image) and inner[0] not in ("bash", "sh", "vllm"):
+        serve = inner
+        notes.append(
+            f"line {line}: {docker.image} runs `vllm serve` as its entrypoint: "
+            "the words after the image are read as its model and flags"
+        )
+    if serve is None:
+        raise CatalogueError(label, f"the container runs {' '.join(inner[:2])!r}, not `vllm serve`", line=line)
+    return docker, serve
+
+
 def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Launch:
     """The one launch in the text, or a one-line error saying what is not understood."""
     notes: list[str] = []
@@ -114,25 +139,9 @@ def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Laun
         if words[:2] == ["docker", "run"]:
             if docker is not None:
                 raise CatalogueError(label, "a second `docker run`: paste one launch", line=command.line)
-            docker = read_docker_run(words[2:], docker_options, label, command.line)
-            if runs_serve_itself(docker.image):
-                docker.options = _without_empty_entrypoint(docker.options)
-            inner = docker.command
-            if len(inner) == 3 and inner[0] in ("bash", "sh", "/bin/bash", "/bin/sh") and inner[1] == "-c":
-                inner = [w for c in split_commands(inner[2], label) for w in _strip_prefixes(c.words, env)]
-            if inner:
-                serve = _serve_words(inner)
-                if serve is None and runs_serve_itself(docker.image) and inner[0] not in ("bash", "sh", "vllm"):
-                    serve = inner
-                    notes.append(
-                        f"line {command.line}: {docker.image} runs `vllm serve` as its entrypoint: "
-                        "the words after the image are read as its model and flags"
-                    )
-                if serve is None:
-                    raise CatalogueError(
-                        label, f"the container runs {' '.join(inner[:2])!r}, not `vllm serve`", line=command.line
-                    )
-                serve_line = command.line
+            docker, inner_serve = docker_launch(words[2:], docker_options, label, command.line, env, notes)
+            if inner_serve is not None:
+                serve, serve_line = inner_serve, command.line
             continue
         found = _serve_words(words)
         if found is None:
