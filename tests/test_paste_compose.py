@@ -197,3 +197,24 @@ def test_a_compose_file_without_a_runnable_service_is_one_line(name, catalogue_c
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith(f"error: {pasted}{expected}"), err
     assert not (catalogue_copy / "pasted").exists()
+
+
+PUBLISHED = {
+    "qwen3-30b-a3b-fp8": ("stravica-nvidia-spark-compose-2025-11-09.yml", "vllm-qwen3-30b-a3b-fp8"),
+    "qwen3-32b-fp8": ("stravica-nvidia-spark-compose-2025-11-09.yml", "vllm-qwen3-32b-fp8"),
+    "llama33-70b-fp8": ("stravica-nvidia-spark-compose-2025-11-09.yml", "vllm-llama33-70b-fp8"),
+    "llama31-8b-fp8": ("stravica-nvidia-spark-compose-2025-11-11.yml", "vllm-llama31-8b-fp8"),
+    "qwen3-8b-fp8": ("stravica-nvidia-spark-compose-2025-11-11.yml", "vllm-qwen3-8b-fp8"),
+    "mistral-nemo-12b-fp8": ("stravica-nvidia-spark-compose-2025-11-11.yml", "vllm-mistral-nemo-12b-fp8"),
+}
+
+
+@pytest.mark.parametrize("recipe_id", list(PUBLISHED))
+def test_the_published_recipes_are_the_source_files_service_as_pasted(recipe_id, catalogue_copy):
+    """Each recipe from Stravica/nvidia-spark serves exactly what its compose service (as published) starts."""
+    compose, service = PUBLISHED[recipe_id]
+    assert new(catalogue_copy, "pasted", COMMANDS / compose, "--service", service) == 0
+    ours, theirs = serving(catalogue_copy, "pasted"), serving(catalogue_copy, recipe_id)
+    for part in ("image", "env", "env_from_host", "flags", "container", "model_path"):
+        assert ours[part] == theirs[part], part
+    assert [c["option"] for c in ours["consent"]] == [c["option"] for c in theirs["consent"]] == ["--volume /opt/hf"]
