@@ -128,6 +128,19 @@ def test_the_wrong_service_of_a_real_file_is_one_line(name, catalogue_copy, caps
     assert not (catalogue_copy / "pasted").exists()
 
 
+def test_a_service_started_by_a_wrapper_script_is_refused_with_the_script_named(catalogue_copy, capsys):
+    # Stravica/nvidia-spark's Qwen3.5-35B-A3B-FP8 service (2026-02): the entrypoint is a script from the repository
+    # that upgrades transformers and patches vLLM before `exec vllm serve "$@"`: the paste cannot show that.
+    compose = COMMANDS / "stravica-nvidia-spark-compose-2026-08-17.yml"
+    assert new(catalogue_copy, "pasted", compose, "--service", "vllm-qwen35-35b-a3b-fp8") == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"error: {compose}:104: the container runs the script /scripts/start-qwen35.sh, which the paste does not "
+        "show: paste the `vllm serve` command it runs (and say in the recipe what else the script does)"
+    )
+    assert not (catalogue_copy / "pasted").exists()
+
+
 SERVICE = """\
 services:
   vllm:
