@@ -219,6 +219,7 @@ PUBLISHED = {
     "llama31-8b-fp8": ("stravica-nvidia-spark-compose-2025-11-11.yml", "vllm-llama31-8b-fp8"),
     "qwen3-8b-fp8": ("stravica-nvidia-spark-compose-2025-11-11.yml", "vllm-qwen3-8b-fp8"),
     "mistral-nemo-12b-fp8": ("stravica-nvidia-spark-compose-2025-11-11.yml", "vllm-mistral-nemo-12b-fp8"),
+    "qwen38-27b-nvfp4-mtp": ("stravica-nvidia-spark-compose-2026-08-17.yml", "vllm-qwen38-27b-nvfp4"),
 }
 
 
