@@ -141,6 +141,39 @@ def test_a_service_started_by_a_wrapper_script_is_refused_with_the_script_named(
     assert not (catalogue_copy / "pasted").exists()
 
 
+def test_a_variable_with_a_default_is_read_as_its_default(catalogue_copy, tmp_path, capsys):
+    pasted = tmp_path / "compose.yaml"
+    pasted.write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n"
+        "    volumes: ['${MODELS_DIR:-/opt/models}/q:/models/q', '${CACHE-/srv/cache}:/root/.cache/huggingface']\n"
+        "    command: [/models/q, --max-model-len, '8192']\n"
+    )
+    assert new(catalogue_copy, "pasted", pasted, "--model", "org/q") == 0
+    out = capsys.readouterr().out
+    ours = serving(catalogue_copy, "pasted")
+    assert ours["container"]["options"] == [
+        "-v",
+        "/opt/models/q:/models/q",
+        "-v",
+        "/srv/cache:/root/.cache/huggingface",
+    ]
+    assert "services.vllm.volumes.0: '${MODELS_DIR:-/opt/models}/q:/models/q' read with compose's defaults" in out
+
+
+def test_several_served_model_names_are_refused_as_in_a_docker_run_paste(catalogue_copy, capsys):
+    # AEON-7/Qwen3.6-NVFP4-DFlash's examples/docker-compose.yml (2026-04-20): its volumes use
+    # ${QWEN36_MODELS_DIR:-/opt/qwen36} (read as the default), and its bash -c script serves the model under three
+    # names; a recipe holds one value per flag, so the paste stops there, as a docker run paste would.
+    compose = COMMANDS / "aeon7-qwen36-dflash-compose-2026-04-20.yml"
+    assert new(catalogue_copy, "pasted", compose, "--model", "AEON-7/Qwen3.6-35B-A3B-heretic-NVFP4") == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"error: {compose}:37: --served-model-name is given 3 values (qwen36-35b-heretic qwen36-fast qwen36-deep); "
+        "a recipe holds one value per flag"
+    )
+    assert not (catalogue_copy / "pasted").exists()
+
+
 SERVICE = """\
 services:
   vllm:

@@ -6,8 +6,8 @@ Each key a vLLM service uses maps onto the `docker run` option docker compose it
 (`deploy.resources.reservations.devices` with the gpu capability, `gpus`, `runtime`), and the rarer container
 options below. Keys that do not change what the container runs (healthcheck, labels, logging, depends_on, ...)
 are left out with a note. Compose fills `${NAME}` from the host's environment or `.env`: an environment value that
-is exactly one such reference becomes the host variable passed by name (`-e NAME`); anywhere else it is refused,
-as the value is not in the paste. Any other key is refused: one line naming the file and the field."""
+is exactly one such reference becomes the host variable passed by name (`-e NAME`); `${NAME:-default}` is read
+as its default, said in a note; anywhere else a reference is refused, as its value is not in the paste. Any other key is refused: one line naming the file and the field."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from catalogue.recipe import ENV_NAME
 
 REFERENCE = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$")
 """An environment value that is one host variable: `${NAME}` or `$NAME`."""
+DEFAULTED = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-)([^}$]*)\}")
+"""`${NAME:-default}` / `${NAME-default}`: what compose uses when NAME is unset (or, with `:-`, empty)."""
 LEFT_OUT = ("healthcheck", "labels", "logging", "depends_on", "profiles", "networks", "expose", "stop_grace_period")
 """Keys that do not change what the container runs; the runner starts, checks and names containers itself."""
 STRING_OPTIONS = {
@@ -76,9 +78,15 @@ class _Service:
         if not isinstance(value, (str, int, float)):
             raise self.fail(key, f"expected a single value, got {type(value).__name__}")
         text = str(value)
-        if "$" in text.replace("$$", ""):
+        written = DEFAULTED.sub(lambda m: m.group(3), text)
+        if written != text:
+            self.notes.append(
+                f"services.{self.name}.{'.'.join(str(k) for k in key)}: {text!r} read with compose's defaults "
+                f"({written!r}); set the variables and compose would use them instead"
+            )
+        if "$" in written.replace("$$", ""):
             raise self.fail(key, f"{text!r}: compose fills this from the host's environment or .env: write the value")
-        return text.replace("$$", "$")
+        return written.replace("$$", "$")
 
     def words(self, key: str) -> list[str]:
         """`command` / `entrypoint`: a list, or a string split as a shell would."""
