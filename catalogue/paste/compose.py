@@ -7,7 +7,8 @@ Each key a vLLM service uses maps onto the `docker run` option docker compose it
 options below. Keys that do not change what the container runs (healthcheck, labels, logging, depends_on, ...)
 are left out with a note. Compose fills `${NAME}` from the host's environment or `.env`: an environment value that
 is exactly one such reference becomes the host variable passed by name (`-e NAME`); `${NAME:-default}` is read
-as its default, said in a note; anywhere else a reference is refused, as its value is not in the paste. Any other key is refused: one line naming the file and the field."""
+as its default, said in a note; anywhere else a reference is refused, as its value is not in the paste. Any other
+key is refused: one line naming the file and the field."""
 
 from __future__ import annotations
 
