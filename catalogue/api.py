@@ -115,7 +115,9 @@ class RecipeDocument(Strict):
     page: str = Field(description="The recipe's HTML page, relative to the site root.")
     recipe: Recipe = Field(description="The recipe file, as its model reads it (recipe.schema.json in schemas/).")
     runs: list[ApiRun] = Field(description="Every run, oldest first.")
-    latest_run: str | None = Field(description="Id of the run the page's tables show; null without a run.")
+    latest_run: str | None = Field(
+        description="Id of the newest run; null without a run (the page leads with `headline.run`)."
+    )
     headline: Headline | None = Field(description="The index's headline figures for this recipe.")
     drift: list[DriftVerdict] = Field(description="Every committed vLLM release's verdict, oldest first.")
 

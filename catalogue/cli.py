@@ -58,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("--model", help="Hugging Face id, when `vllm serve` names a local path")
     new.add_argument("--platform", default="dgx-spark", help="copy the hardware of a recipe on this platform")
     new.add_argument("--image", help="the image a bare `vllm serve` command runs in (it provides flags vLLM lacks)")
+    new.add_argument("--service", help="the service to read, when the paste is a docker-compose file with several")
 
     imp = sub.add_parser(
         "import",
@@ -148,7 +149,14 @@ def main(argv: list[str] | None = None) -> int:
             from catalogue.commands.new import run_new
 
             return run_new(
-                roots, args.recipe_id, args.from_command, args.snapshot, args.model, args.platform, args.image
+                roots,
+                args.recipe_id,
+                args.from_command,
+                args.snapshot,
+                args.model,
+                args.platform,
+                args.image,
+                args.service,
             )
         if args.command == "import":
             from catalogue.commands.import_runs import Source, run_import

@@ -76,7 +76,7 @@ def test_schemas_forbid_unknown_fields_and_describe_every_field(documents):
 
 
 def perf_table(body: str) -> tuple[list[str], list[list[str]]]:
-    """The headers and cell texts of a recipe page's performance table (its newest run), ± parts dropped."""
+    """The headers and cell texts of a recipe page's first performance table (its headline run), ± parts dropped."""
     found = PERF_TABLE.search(body)
     assert found, "the page has a performance table"
     table = found.group(1)
@@ -91,7 +91,8 @@ def test_each_recipe_page_shows_its_documents_figures(build, documents):
         if not entry.recipe.publish:
             continue
         document = json.loads(documents[recipe_document_path(entry.id)])
-        run = next(r for r in document["runs"] if r["id"] == document["latest_run"])
+        # The page leads with the headline workload's run: the newest unless the recipe names a headline_workload.
+        run = next(r for r in document["runs"] if r["id"] == document["headline"]["run"])
         headers, rows = perf_table(build.pages[recipe_path(entry)].body)
         assert headers[0] == "Concurrency"
         assert len(rows) == len(run["levels"]), entry.id

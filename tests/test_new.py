@@ -167,6 +167,10 @@ BAD = {
         "vllm serve m/x --compilation-config '{cudagraph'\n",
         "<file>:1: --compilation-config: not valid JSON",
     ),
+    "wrapper-script": (
+        "docker run --gpus all vllm/vllm-openai:v0.11.0 /bin/bash /scripts/start.sh m/x --port 8000\n",
+        "<file>:1: the container runs the script /scripts/start.sh, which the paste does not show",
+    ),
     "switch-value": ("vllm serve m/x --enforce-eager=1\n", "<file>:1: --enforce-eager is a switch and takes no value"),
 }
 

@@ -1,5 +1,6 @@
-"""`catalogue new ID --from-command FILE|-`: read the launch -> read its flags with vLLM's parser data -> build the
-recipe -> check it as `validate` does -> write recipe.yaml (schema line, TODO markers for the prose).
+"""`catalogue new ID --from-command FILE|- [--service NAME]`: read the launch (a shell paste, or one service of a
+docker-compose file) -> read its flags with vLLM's parser data -> build the recipe -> check it as `validate` does
+-> write recipe.yaml (schema line, TODO markers for the prose).
 
 The run policy applies as in `validate`: a secret is never written (the variable goes to `serving.env_from_host`,
 and the value is masked in every line printed); each option that needs the owner's consent is declared with a TODO
@@ -20,6 +21,7 @@ from catalogue.errors import CatalogueError, from_validation, yaml_line
 from catalogue.flags.checkers import ArgvChecker
 from catalogue.flags.select import image_checker, upstream_checker, validate_entries
 from catalogue.loading import RECIPE_FILE, RECIPE_ID, Entry, parse_recipe, recipe_folders
+from catalogue.paste.compose import looks_like_compose, read_compose
 from catalogue.paste.docker_run import DockerRun, DockerRunOptions
 from catalogue.paste.launch import Launch, read_launch
 from catalogue.paste.serve_flags import ServeFlags, read_serve
@@ -224,12 +226,13 @@ def run_new(
     model: str | None = None,
     platform: str = "dgx-spark",
     image: str | None = None,
+    service: str | None = None,
 ) -> int:
     """Write roots[0]/ID/recipe.yaml from a pasted launch command; nothing is written on a bad paste. Exit 1 when
     the draft holds what the run policy never allows (it is written, unpublished, with one line per item)."""
     secrets: list[str] = []
     try:
-        return _new(roots, recipe_id, source, snapshot, model, platform, image, secrets)
+        return _new(roots, recipe_id, source, snapshot, model, platform, image, service, secrets)
     except CatalogueError as exc:
         raise CatalogueError(
             exc.path, redact(exc.message, secrets), redact(exc.field, secrets) if exc.field else None, exc.line
@@ -244,6 +247,7 @@ def _new(
     model: str | None,
     platform: str,
     image: str | None,
+    service: str | None,
     secrets: list[str],
 ) -> int:
     if not RECIPE_ID.match(recipe_id):
@@ -253,7 +257,10 @@ def _new(
         raise CatalogueError(folders[recipe_id] / RECIPE_FILE, "exists already")
     text, label = read_source(source)
     secrets += [s.value for s in scan_text(text, "launch.sh")]
-    launch = read_launch(text, label, DockerRunOptions.committed())
+    if service is not None or looks_like_compose(text):
+        launch = read_compose(text, label, service, DockerRunOptions.committed())
+    else:
+        launch = read_launch(text, label, DockerRunOptions.committed())
     if image is not None:
         if launch.docker is not None and launch.docker.image != image:
             raise CatalogueError(label, f"the command runs image {launch.docker.image}, not --image {image}")

@@ -5,7 +5,8 @@ container's command), or `docker run -it ... IMAGE` followed by the `vllm serve`
 and `K=V` / `env K=V` / `sudo` prefixes; `docker pull` and `mkdir` (ignored, noted). Lines that start with an
 option continue the command above them (web pages often drop the trailing backslashes). The `vllm/vllm-openai`
 image starts `vllm serve` itself (its entrypoint), so the words after that image are read as `vllm serve`'s.
-Anything else is refused."""
+A container that runs a script (`bash /start.sh ...`) is refused with the script named: its `vllm serve` is not in
+the paste. Anything else is refused."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from catalogue.paste.docker_run import DockerRun, DockerRunOptions, read_docker_
 from catalogue.paste.shell import Command, split_commands
 from catalogue.recipe import ENV_NAME
 from catalogue.topology import runs_serve_itself
+
+SHELLS = ("bash", "sh", "dash", "zsh")
 
 
 @dataclass
@@ -78,6 +81,43 @@ def _serve_words(words: list[str]) -> list[str] | None:
     return None
 
 
+def _is_shell(word: str) -> bool:
+    """A shell, by name or path (`bash`, `/bin/sh`)."""
+    return word.rsplit("/", 1)[-1] in SHELLS
+
+
+def docker_launch(
+    words: list[str], docker_options: DockerRunOptions, label: str, line: int, env: dict[str, str], notes: list[str]
+) -> tuple[DockerRun, list[str] | None]:
+    """The words after `docker run`: the container, and the words after `vllm serve` when the container runs it
+    (None when it runs nothing: `vllm serve` is then typed in its shell)."""
+    docker = read_docker_run(words, docker_options, label, line)
+    if runs_serve_itself(docker.image):
+        docker.options = _without_empty_entrypoint(docker.options)
+    inner = docker.command
+    if len(inner) == 3 and _is_shell(inner[0]) and inner[1] == "-c":
+        inner = [w for c in split_commands(inner[2], label) for w in _strip_prefixes(c.words, env)]
+    if not inner:
+        return docker, None
+    serve = _serve_words(inner)
+    if serve is None and len(inner) > 1 and _is_shell(inner[0]) and not inner[1].startswith("-"):
+        raise CatalogueError(
+            label,
+            f"the container runs the script {inner[1]}, which the paste does not show: paste the `vllm serve` "
+            "command it runs (and say in the recipe what else the script does)",
+            line=line,
+        )
+    if serve is None and runs_serve_itself(docker.image) and not _is_shell(inner[0]) and inner[0] != "vllm":
+        serve = inner
+        notes.append(
+            f"line {line}: {docker.image} runs `vllm serve` as its entrypoint: "
+            "the words after the image are read as its model and flags"
+        )
+    if serve is None:
+        raise CatalogueError(label, f"the container runs {' '.join(inner[:2])!r}, not `vllm serve`", line=line)
+    return docker, serve
+
+
 def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Launch:
     """The one launch in the text, or a one-line error saying what is not understood."""
     notes: list[str] = []
@@ -114,25 +154,9 @@ def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Laun
         if words[:2] == ["docker", "run"]:
             if docker is not None:
                 raise CatalogueError(label, "a second `docker run`: paste one launch", line=command.line)
-            docker = read_docker_run(words[2:], docker_options, label, command.line)
-            if runs_serve_itself(docker.image):
-                docker.options = _without_empty_entrypoint(docker.options)
-            inner = docker.command
-            if len(inner) == 3 and inner[0] in ("bash", "sh", "/bin/bash", "/bin/sh") and inner[1] == "-c":
-                inner = [w for c in split_commands(inner[2], label) for w in _strip_prefixes(c.words, env)]
-            if inner:
-                serve = _serve_words(inner)
-                if serve is None and runs_serve_itself(docker.image) and inner[0] not in ("bash", "sh", "vllm"):
-                    serve = inner
-                    notes.append(
-                        f"line {command.line}: {docker.image} runs `vllm serve` as its entrypoint: "
-                        "the words after the image are read as its model and flags"
-                    )
-                if serve is None:
-                    raise CatalogueError(
-                        label, f"the container runs {' '.join(inner[:2])!r}, not `vllm serve`", line=command.line
-                    )
-                serve_line = command.line
+            docker, inner_serve = docker_launch(words[2:], docker_options, label, command.line, env, notes)
+            if inner_serve is not None:
+                serve, serve_line = inner_serve, command.line
             continue
         found = _serve_words(words)
         if found is None:
