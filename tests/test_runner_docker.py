@@ -50,7 +50,7 @@ def check_figures(folder: Path, run) -> None:
         assert level.generation_tps == raw["output_throughput"] and level.completed == raw["completed"] > 0
         assert level.failed == 0 and level.ttft_ms.p99 == raw["p99_ttft_ms"]
     # The open-loop level ran on this topology too, through the same client, with vLLM's goodput under the SLO.
-    assert [(lv.offered_rps, lv.probe) for lv in run.rates] == [(4, None)]
+    assert [(lv.offered_rps, lv.probe) for lv in run.rates if lv.probe is None] == [(4, None)]
     assert run.rates[0].goodput_rps is not None and run.rates[0].verdict is not None
     rate_command = next(c for c in run.provenance.bench_commands if "--request-rate" in c)
     assert rate_command[rate_command.index("--request-rate") + 1] == "4" and "ttft:1000" in rate_command
@@ -134,9 +134,14 @@ def test_solo_container_with_the_client_inside_the_image(engine, tmp_path, capsy
 def test_cluster_across_two_hosts_one_over_ssh(ssh_host, tmp_path):
     root, folder = example(tmp_path, "tiny-cpu-cluster")
     hosts = f"local,{ssh_host}"
-    assert main(["--root", str(root), "refresh", "tiny-cpu-cluster", "--hosts", hosts, "--port", str(free_port())]) == 0
+    args = ["--root", str(root), "refresh", "tiny-cpu-cluster", "--hosts", hosts, "--port", str(free_port())]
+    assert main([*args, "--capacity"]) == 0
     run = load_entry(folder).latest
     assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
+    # The capacity search's probes went to the client inside the image (`docker run -i`), one line at a time.
+    probes = [lv for lv in run.rates if lv.probe is not None]
+    assert probes and run.capacity is not None and run.capacity.probes == len(probes)
+    assert all((folder / "runs" / lv.raw[0]).exists() for lv in probes)
     prov = run.provenance
     assert prov.topology == "cluster" and [n.host for n in prov.nodes] == ["local", "127.0.0.1"]
     head, worker = (n.command for n in prov.nodes)
