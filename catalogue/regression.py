@@ -14,6 +14,9 @@ from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult, M
 from catalogue.metrics import BY_NAME, Metric
 from catalogue.recipe import RegressionBand
 
+CAPACITY = Metric("capacity_rps", "Capacity", "req/s", True, True, lambda _level: None)
+"""The capacity search's result: compared when both runs searched under the same SLO."""
+
 COMPARED = ("generation_tps", "total_tps", "prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", "e2e_mean_ms")
 """The figures compared: throughputs and latencies (not the one-second peak, a single bucket)."""
 
@@ -86,6 +89,12 @@ def compare(before: BenchmarkRun, after: BenchmarkRun, band: RegressionBand) -> 
             change = _outside(name, metric, float(a), float(b), metric.spread(old) if metric.spread else None, band)
             if change:
                 changes.append(change)
+    old_cap, new_cap, slo = before.capacity, after.capacity, after.slo
+    same_slo = slo is not None and before.slo is not None and before.slo.key == slo.key
+    if slo is not None and same_slo and old_cap and new_cap and old_cap.rps and new_cap.rps:
+        change = _outside(f"under {slo.describe()}", CAPACITY, old_cap.rps, new_cap.rps, None, band)
+        if change:
+            changes.append(change)
     return changes
 
 

@@ -88,3 +88,35 @@ def test_the_trend_marks_the_regressed_run(tmp_path, repo):
     (chart,) = trend_charts(entry)
     assert "regressed (see the run history)" in chart
     assert "regressed (see the run history)" not in "".join(trend_charts(slower_copy(tmp_path / "ok", repo, 0.95)))
+
+
+def lower_capacity_copy(tmp_path, repo, factor: float, slo: dict | None = None):
+    """tiny-cpu-capacity's measured run, and a later copy whose capacity is `factor` times as high."""
+    for name in ("tiny-cpu", "tiny-cpu-capacity"):
+        shutil.copytree(repo / "examples" / name, tmp_path / name)
+    folder = tmp_path / "tiny-cpu-capacity"
+    measured = next((folder / "runs").glob("*.json"))
+    data = json.loads(measured.read_text())
+    data["recorded_at"] = "2026-12-01T12:00:00+00:00"
+    data["capacity"]["rps"] = round(data["capacity"]["rps"] * factor, 2)
+    data["capacity"]["upper_rps"] = round(data["capacity"]["upper_rps"] * factor, 2)
+    if slo is not None:
+        data["slo"] = slo
+    (folder / "runs" / "20261201T120000Z.json").write_text(json.dumps(data))
+    return load_entry(folder)
+
+
+def test_a_lower_capacity_under_the_same_slo_is_a_regression(tmp_path, repo):
+    entry = lower_capacity_copy(tmp_path, repo, 0.5)
+    before, after = entry.runs
+    found = report(entry.runs, after, RegressionBand())
+    assert [c.line() for c in found.regressions] == [
+        f"regressed: under {after.slo.describe()} Capacity: {before.capacity.rps:,.1f} → "
+        f"{after.capacity.rps:,.1f} req/s (0.50x; band 0.8x)"
+    ]
+
+
+def test_capacities_under_different_slos_are_not_compared(tmp_path, repo):
+    entry = lower_capacity_copy(tmp_path, repo, 0.5, slo={"percentile": 99, "ttft": 100, "tpot": 20})
+    found = report(entry.runs, entry.runs[-1], RegressionBand())
+    assert found.baseline is not None and found.regressions == []
