@@ -107,7 +107,12 @@ def reproduction(run: BenchmarkRun) -> list[Step]:
     where = f"inside {the_pin.image or prov.image}" if prov.image else "in a Python environment with this vLLM"
     for argv in prov.bench_commands:
         level = argv[argv.index("--result-filename") + 1].removesuffix(".json") if "--result-filename" in argv else ""
-        steps.append(Step(f"benchmark client, level {level} ({where})", argv))
+        what = (
+            f"capacity search, {level}, its rate chosen from the results before it"
+            if level.startswith("probe")
+            else f"level {level}"
+        )
+        steps.append(Step(f"benchmark client, {what} ({where})", argv))
     return steps
 
 

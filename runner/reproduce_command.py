@@ -33,4 +33,5 @@ def run(args: argparse.Namespace, roots: list[Path]) -> int:
     if not args.refresh:
         return 0
     sys.stdout.flush()
-    return run_refresh(roots, args.id, reproduce=chosen, **run_options(args))
+    # A run that searched capacity searches again: its probes were chosen from its own results, not planned.
+    return run_refresh(roots, args.id, reproduce=chosen, capacity=chosen.capacity is not None, **run_options(args))
