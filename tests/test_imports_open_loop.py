@@ -71,6 +71,13 @@ def test_goodput_without_its_limits_is_said_and_judges_nothing(tiny):
     assert any("not record" in note and "--goodput" in note for note in run.notes)
 
 
+def test_the_stated_percentile_is_the_one_judged(tiny):
+    run = imported(tiny, str(OUTPUTS / "r8.json"), *STATED, "--goodput", "ttft:60", "--slo-percentile", "50")
+    (level,) = run.rates
+    assert run.slo.percentile == 50 and level.ttft_ms.p50 <= 60 < level.ttft_ms.p99
+    assert level.verdict == "meets" == judge(level, run.slo).why
+
+
 def test_the_runner_maps_a_raw_rate_result_the_same_way():
     raw = read("r8.json")
     level = vllm_bench.rate_level_from_raw(raw, "stamp/r8.json")
@@ -255,6 +262,11 @@ def _limits_differ(tmp: Path) -> tuple[list[Path], str]:
     return [first, path], f"{path}: slo: goodput limits ttft:50 tpot:5 differ from ttft:30 tpot:5 in {first}"
 
 
+def _out_of_range(tmp: Path) -> tuple[list[Path], str]:
+    path = _edited(tmp, "guidellm-sweep.json", lambda d: d["benchmarks"][2]["metrics"].update(slo_attainment=1.5))
+    return [path], f"{path}: attainment: "
+
+
 BAD_INPUTS = [
     _truncated_guidellm,
     _aiperf_other_schema,
@@ -269,6 +281,7 @@ BAD_INPUTS = [
     _goodput_unknown_key,
     _goodput_unlike_the_file,
     _limits_differ,
+    _out_of_range,
 ]
 
 

@@ -14,10 +14,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from catalogue.atomic import write_text
 from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
 from catalogue.capacity import judge
-from catalogue.errors import CatalogueError
+from catalogue.errors import CatalogueError, from_validation
 from catalogue.imports import aiperf, guidellm, llama_benchy, vllm_bench
 from catalogue.imports.source import ImportedLevels, read_json
 from catalogue.imports.workloads import Group, Stated, describe_rate, group_parts
@@ -54,25 +56,30 @@ def read_sources(paths: list[Path]) -> list[ImportedLevels]:
     """Every file or folder, read by the reader of its format."""
     out: list[ImportedLevels] = []
     for path in paths:
-        if path.is_dir():
-            if not vllm_bench.looks_like_sweep(path):
-                raise CatalogueError(
-                    path, "a folder, but not a `vllm bench sweep serve` / `serve_workload` output (no run=N.json in it)"
-                )
-            out += _named(vllm_bench.sweep_kind(path), vllm_bench.read_sweep(path))
-            continue
-        data = read_json(path)
-        if llama_benchy.looks_like(data):
-            out += _named(llama_benchy.TOOL, llama_benchy.read_report(path))
-        elif guidellm.looks_like(data):
-            out += _named(guidellm.TOOL, [guidellm.read_report(path, data)])
-        elif aiperf.looks_like(data):
-            out += _named(aiperf.TOOL, [aiperf.read_export(path, data)])
-        elif vllm_bench.looks_like(data):
-            out += _named(vllm_bench.TOOL, [vllm_bench.read_result(path)])
-        else:
-            raise CatalogueError(path, f"unknown format: not {KNOWN}")
+        try:
+            out += _read(path)
+        except ValidationError as exc:  # a figure out of its range (a negative latency, a share above 1)
+            raise from_validation(path, exc) from None
     return out
+
+
+def _read(path: Path) -> list[ImportedLevels]:
+    if path.is_dir():
+        if not vllm_bench.looks_like_sweep(path):
+            raise CatalogueError(
+                path, "a folder, but not a `vllm bench sweep serve` / `serve_workload` output (no run=N.json in it)"
+            )
+        return _named(vllm_bench.sweep_kind(path), vllm_bench.read_sweep(path))
+    data = read_json(path)
+    if llama_benchy.looks_like(data):
+        return _named(llama_benchy.TOOL, llama_benchy.read_report(path))
+    if guidellm.looks_like(data):
+        return _named(guidellm.TOOL, [guidellm.read_report(path, data)])
+    if aiperf.looks_like(data):
+        return _named(aiperf.TOOL, [aiperf.read_export(path, data)])
+    if vllm_bench.looks_like(data):
+        return _named(vllm_bench.TOOL, [vllm_bench.read_result(path)])
+    raise CatalogueError(path, f"unknown format: not {KNOWN}")
 
 
 def _named(format_name: str, parts: list[ImportedLevels]) -> list[ImportedLevels]:

@@ -88,18 +88,18 @@ def _rate(path: Path, metrics: dict[str, Any], name: str, where: str) -> float |
 
 def _figures(path: Path, bench: dict[str, Any], where: str) -> dict[str, Any]:
     metrics = _object(path, bench, "metrics", where)
-    where = f"{where}.metrics"
-    totals = _object(path, metrics, "request_totals", where)
-    completed = require(path, totals, "successful", (int,), f"{where}.request_totals.")
+    at = f"{where}.metrics"
+    totals = _object(path, metrics, "request_totals", at)
+    completed = require(path, totals, "successful", (int,), f"{at}.request_totals.")
     if not completed:
-        raise CatalogueError(path, "no request completed", f"{where}.request_totals.successful")
+        raise CatalogueError(path, "no request completed", f"{at}.request_totals.successful")
     return {
-        "generation_tps": _rate(path, metrics, "output_tokens_per_second", where),
-        "total_tps": _rate(path, metrics, "tokens_per_second", where),
-        "ttft_ms": _stats(path, metrics, "time_to_first_token_ms", where),
-        "tpot_ms": _stats(path, metrics, "inter_token_latency_ms", where),
-        "e2e_ms": _stats(path, metrics, "request_latency", where, scale=1000.0),
-        "duration_s": float(require(path, bench, "duration", (int, float), f"{where[: -len('.metrics')]}.")),
+        "generation_tps": _rate(path, metrics, "output_tokens_per_second", at),
+        "total_tps": _rate(path, metrics, "tokens_per_second", at),
+        "ttft_ms": _stats(path, metrics, "time_to_first_token_ms", at),
+        "tpot_ms": _stats(path, metrics, "inter_token_latency_ms", at),
+        "e2e_ms": _stats(path, metrics, "request_latency", at, scale=1000.0),
+        "duration_s": float(require(path, bench, "duration", (int, float), f"{where}.")),
         "completed": completed,
         "failed": int(totals.get("errored") or 0),
     }
