@@ -56,6 +56,11 @@ LLAMA_BENCHY = "llama-benchy==0.4.0"
 """The client of seed 003 and of the Spark leaderboard; the import tests run it for real (a venv of its own:
 it wants transformers>=5.2, vLLM's pins differ)."""
 
+GUIDELLM = "guidellm==0.8.1"
+AIPERF = "aiperf==0.13.0"
+"""The open-loop clients whose reports `catalogue import` reads; the import tests run them for real against the tiny
+server, each in a venv of its own (their pins clash with vLLM's and with each other's)."""
+
 
 def install_tool(session: nox.Session, name: str, requirement: str, command: str) -> str:
     """A pinned tool in a venv of its own beside the session's; returns the path of its command."""
@@ -80,7 +85,15 @@ def tests(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     litellm = install_router(session)
     benchy = install_tool(session, "llama-benchy", LLAMA_BENCHY, "llama-benchy")
-    env = {**SITE_ENV, "CATALOGUE_LITELLM": litellm, "CATALOGUE_LLAMA_BENCHY": benchy}
+    guidellm = install_tool(session, "guidellm", GUIDELLM, "guidellm")
+    aiperf = install_tool(session, "aiperf", AIPERF, "aiperf")
+    env = {
+        **SITE_ENV,
+        "CATALOGUE_LITELLM": litellm,
+        "CATALOGUE_LLAMA_BENCHY": benchy,
+        "CATALOGUE_GUIDELLM": guidellm,
+        "CATALOGUE_AIPERF": aiperf,
+    }
     session.run("pytest", "-ra", *session.posargs, env=env)
 
 

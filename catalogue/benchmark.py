@@ -74,6 +74,11 @@ class RateLevel(Figures):
         description="Request rate asked for, req/s; null: as fast as possible (the tool's 'throughput').",
     )
     burstiness: PositiveFloat | None = Field(None, description="Arrival burstiness (1: Poisson); null: not stated.")
+    arrivals: Literal["poisson", "gamma", "constant"] | None = Field(
+        None,
+        description="How requests arrive at the offered rate: 'poisson' (burstiness 1), 'gamma' (another burstiness), "
+        "'constant' (evenly spaced, as GuideLLM's and AIPerf's constant profiles send); null: not stated.",
+    )
     achieved_rps: NonNegativeFloat | None = Field(None, description="Requests completed per second of the window.")
     goodput_rps: NonNegativeFloat | None = Field(
         None, description="Completed requests per second that met every SLO limit (vLLM's request_goodput)."

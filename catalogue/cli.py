@@ -62,8 +62,9 @@ def _parser() -> argparse.ArgumentParser:
 
     imp = sub.add_parser(
         "import",
-        help="write run files from benchmark results: `vllm bench serve` JSONs, a `vllm bench sweep serve` "
-        "folder, llama-benchy JSON reports (one run per workload; the files are kept beside it)",
+        help="write run files from benchmark results: `vllm bench serve` JSONs, `vllm bench sweep serve` / "
+        "`serve_workload` folders, llama-benchy JSON reports, GuideLLM benchmarks.json, AIPerf "
+        "profile_export_aiperf.json (one run per workload; the files are kept beside it)",
     )
     imp.add_argument("recipe_id")
     imp.add_argument("files", nargs="+", type=Path)
@@ -78,6 +79,19 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--image", help="the serving image the figures were measured with")
     imp.add_argument("--vllm-version", help="the vLLM version the figures were measured with")
     imp.add_argument("--command", dest="tool_command", help="the tool's command line, as it was run")
+    imp.add_argument(
+        "--goodput",
+        nargs="+",
+        metavar="KEY:MS",
+        help="the limits the goodput figures were counted against, as vLLM's --goodput takes them (ttft:2000 "
+        "tpot:100 e2el:30000); `vllm bench serve` JSONs do not record them. The rate levels are judged against them",
+    )
+    imp.add_argument(
+        "--slo-percentile",
+        type=int,
+        choices=(50, 90, 95, 99),
+        help="the percentile of each latency the rate levels are judged at against the limits (default 95)",
+    )
 
     chk = sub.add_parser(
         "check-changes",
@@ -160,9 +174,16 @@ def main(argv: list[str] | None = None) -> int:
             )
         if args.command == "import":
             from catalogue.commands.import_runs import Source, run_import
-            from catalogue.imports.workloads import Stated
+            from catalogue.imports.workloads import Stated, parse_goodput
 
-            stated = Stated(args.dataset, args.input_len, args.output_len, args.tool_version)
+            stated = Stated(
+                args.dataset,
+                args.input_len,
+                args.output_len,
+                args.tool_version,
+                goodput=parse_goodput(args.goodput) if args.goodput else None,
+                slo_percentile=args.slo_percentile,
+            )
             source = Source(
                 args.title, args.source, args.date, args.label, args.image, args.vllm_version, args.tool_command
             )

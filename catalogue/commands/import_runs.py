@@ -14,19 +14,29 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from catalogue.atomic import write_text
 from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
-from catalogue.errors import CatalogueError
-from catalogue.imports import llama_benchy, vllm_bench
+from catalogue.capacity import judge
+from catalogue.errors import CatalogueError, from_validation
+from catalogue.imports import aiperf, guidellm, llama_benchy, vllm_bench
 from catalogue.imports.source import ImportedLevels, read_json
-from catalogue.imports.workloads import Group, Stated, group_parts
+from catalogue.imports.workloads import Group, Stated, describe_rate, group_parts
 from catalogue.loading import RECIPE_FILE, RUNS_DIR, load_entry, parse_run, recipe_folders
 
 FORMATS = {
     vllm_bench.TOOL: "`vllm bench serve --save-result` JSON",
-    "sweep": "`vllm bench sweep serve` output folder",
+    vllm_bench.SWEEP: "`vllm bench sweep serve` output folder",
+    vllm_bench.WORKLOAD_SWEEP: "`vllm bench sweep serve_workload` output folder",
     llama_benchy.TOOL: "llama-benchy JSON report (--format json)",
+    guidellm.TOOL: "GuideLLM JSON report (benchmarks.json, report version 2)",
+    aiperf.TOOL: "AIPerf profile_export_aiperf.json (schema 1.4 / 1.5)",
 }
+KNOWN = (
+    "a `vllm bench serve` result, a `vllm bench sweep serve` / `serve_workload` folder, a llama-benchy JSON report, "
+    "a GuideLLM benchmarks.json or an AIPerf profile_export_aiperf.json"
+)
 
 
 @dataclass(frozen=True)
@@ -46,23 +56,30 @@ def read_sources(paths: list[Path]) -> list[ImportedLevels]:
     """Every file or folder, read by the reader of its format."""
     out: list[ImportedLevels] = []
     for path in paths:
-        if path.is_dir():
-            if not vllm_bench.looks_like_sweep(path):
-                raise CatalogueError(path, "a folder, but not a `vllm bench sweep serve` output (no run=N.json in it)")
-            out += _named("sweep", vllm_bench.read_sweep(path))
-            continue
-        data = read_json(path)
-        if llama_benchy.looks_like(data):
-            out += _named(llama_benchy.TOOL, llama_benchy.read_report(path))
-        elif vllm_bench.looks_like(data):
-            out += _named(vllm_bench.TOOL, [vllm_bench.read_result(path)])
-        else:
-            raise CatalogueError(
-                path,
-                "unknown format: not a `vllm bench serve` result, a `vllm bench sweep serve` folder or a "
-                "llama-benchy JSON report",
-            )
+        try:
+            out += _read(path)
+        except ValidationError as exc:  # a figure out of its range (a negative latency, a share above 1)
+            raise from_validation(path, exc) from None
     return out
+
+
+def _read(path: Path) -> list[ImportedLevels]:
+    if path.is_dir():
+        if not vllm_bench.looks_like_sweep(path):
+            raise CatalogueError(
+                path, "a folder, but not a `vllm bench sweep serve` / `serve_workload` output (no run=N.json in it)"
+            )
+        return _named(vllm_bench.sweep_kind(path), vllm_bench.read_sweep(path))
+    data = read_json(path)
+    if llama_benchy.looks_like(data):
+        return _named(llama_benchy.TOOL, llama_benchy.read_report(path))
+    if guidellm.looks_like(data):
+        return _named(guidellm.TOOL, [guidellm.read_report(path, data)])
+    if aiperf.looks_like(data):
+        return _named(aiperf.TOOL, [aiperf.read_export(path, data)])
+    if vllm_bench.looks_like(data):
+        return _named(vllm_bench.TOOL, [vllm_bench.read_result(path)])
+    raise CatalogueError(path, f"unknown format: not {KNOWN}")
 
 
 def _named(format_name: str, parts: list[ImportedLevels]) -> list[ImportedLevels]:
@@ -87,7 +104,7 @@ def build_run(group: Group, source: Source, recorded: dt.datetime) -> tuple[Benc
     """A run file for one workload, and the raw files to copy (kept name -> path)."""
     stamp = recorded.strftime(RUN_STAMP_FORMAT)
     kept: dict[str, Path] = {}
-    levels = []
+    levels, rates = [], []
     for part in group.parts:
         names = {path: _kept_name(path, part, set(kept)) for path in part.files}
         kept.update({name: path for path, name in names.items()})
@@ -95,11 +112,14 @@ def build_run(group: Group, source: Source, recorded: dt.datetime) -> tuple[Benc
             (path.relative_to(part.relative_to) if part.relative_to else Path(path.name)): n
             for path, n in names.items()
         }
-        levels += [
-            level.model_copy(update={"raw": [f"{stamp}/{by_name.get(Path(r), r)}" for r in level.raw]})
-            for level in part.levels
-        ]
-    first = group.parts[0]
+
+        def renamed(level, by_name=by_name):
+            return level.model_copy(update={"raw": [f"{stamp}/{by_name.get(Path(r), r)}" for r in level.raw]})
+
+        levels += [renamed(level) for level in part.levels]
+        rates += [renamed(level) for level in part.rates]
+    if group.slo is not None:
+        rates = [rate.model_copy(update={"verdict": judge(rate, group.slo).why}) for rate in rates]
     tool = " ".join(x for x in (group.workload.tool, group.workload.tool_version) if x)
     dates = sorted(p.date for p in group.parts if p.date)
     files = ", ".join(
@@ -116,9 +136,9 @@ def build_run(group: Group, source: Source, recorded: dt.datetime) -> tuple[Benc
         imported_with=" + ".join(FORMATS[f] for f in sorted({p.format_name for p in group.parts})),
         raw_files=[f"{stamp}/{name}" for name in kept],
         command=source.command,
-        definitions=first.definitions,
+        definitions=_definitions(group.parts),
     )
-    notes = [note for part in group.parts for note in part.notes]
+    notes = [note for part in group.parts for note in part.notes] + group.notes
     if not group.workload.known:
         notes.append(
             "The files do not record the prompt source and lengths, and the import did not state them "
@@ -130,9 +150,32 @@ def build_run(group: Group, source: Source, recorded: dt.datetime) -> tuple[Benc
         provenance=provenance,
         workload=group.workload,
         levels=sorted(levels, key=lambda lv: lv.concurrency),
+        rates=sorted(rates, key=_rate_order),
+        slo=group.slo,
         notes=list(dict.fromkeys(notes)),
     )
     return run, kept
+
+
+def _definitions(parts: list[ImportedLevels]) -> str:
+    """Each file's definitions once (a concurrency file's words are part of a rate file's: the longer is kept)."""
+    texts = list(dict.fromkeys(p.definitions for p in parts))
+    return " ".join(t for t in texts if not any(t != other and t in other for other in texts))
+
+
+def _rate_order(level) -> tuple:
+    """Ascending offered rate; 'as fast as possible' last."""
+    return (level.offered_rps is None, level.offered_rps or 0.0, level.max_concurrency or 0, level.label or "")
+
+
+def describe_levels(run: BenchmarkRun) -> str:
+    """'c=1, 2; rates 4 req/s (poisson), as fast as possible' for the line `catalogue import` prints."""
+    parts = []
+    if run.levels:
+        parts.append("c=" + ", ".join(str(lv.concurrency) for lv in run.levels))
+    if run.rates:
+        parts.append("rates " + ", ".join(describe_rate(lv) for lv in run.rates))
+    return "; ".join(parts)
 
 
 def write_run(runs_dir: Path, run: BenchmarkRun, kept: dict[str, Path]) -> Path:
@@ -199,7 +242,6 @@ def run_import(
     for run, kept in built:
         path = write_run(runs_dir, run, kept)
         parse_run(path)
-        levels = ", ".join(str(lv.concurrency) for lv in run.levels)
-        print(f"wrote {path} (c={levels}; {run.workload.describe() if run.workload else ''})")
+        print(f"wrote {path} ({describe_levels(run)}; {run.workload.describe() if run.workload else ''})")
     print(f"imported {len(built)} run(s) into {folder / RECIPE_FILE}'s folder")
     return 0

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
-from catalogue.benchmark import LevelResult
+from catalogue.benchmark import LevelResult, RateLevel
 from catalogue.errors import CatalogueError
 
 
@@ -27,10 +27,10 @@ class ImportedLevels:
     """Mean prompt tokens per request the tool counted (or configured, for tools that fix it)."""
     output_tokens: float | None
     """Mean output tokens per request."""
-    prompts: int | None
-    """Requests per level, when one number."""
+    prompts: int | str | None
+    """Requests per level: one number, or the tool's rule (e.g. GuideLLM's '4 s of'); None: not one."""
     levels: list[LevelResult]
-    """The figures."""
+    """The closed-loop figures (concurrency levels)."""
     files: list[Path]
     """Files these figures come from (copied beside the run)."""
     definitions: str
@@ -47,6 +47,12 @@ class ImportedLevels:
     """Folder the files' kept names are relative to (a sweep folder), else their bare names."""
     notes: list[str] = field(default_factory=list)
     """Facts about the import that fit no figure."""
+    rates: list[RateLevel] = field(default_factory=list)
+    """The open-loop figures (request-rate levels)."""
+    slo_limits: dict[str, float] | None = None
+    """The goodput limits the file records, by vLLM `--goodput` key (ttft, tpot, e2el) in ms."""
+    goodput_without_limits: bool = False
+    """The file has goodput figures but not the limits they were counted against (vLLM's JSON)."""
     format_name: str = ""
     """Which reader took the file (set by `catalogue import`): a key of its FORMATS."""
 
@@ -71,3 +77,8 @@ def require(path: Path, data: dict[str, Any], name: str, kinds: tuple[type, ...]
     if isinstance(value, bool) or not isinstance(value, kinds):
         raise CatalogueError(path, f"expected {' or '.join(k.__name__ for k in kinds)}, got {value!r}", prefix + name)
     return value
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    """An int or a float, never a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

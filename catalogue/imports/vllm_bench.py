@@ -1,15 +1,18 @@
-"""Results of vLLM's benchmark client: one `vllm bench serve --save-result` JSON, or a `vllm bench sweep serve`
-folder. The runner maps its own raw results with `level_from_raw` too: one mapping for both."""
+"""Results of vLLM's benchmark client: one `vllm bench serve --save-result` JSON, or a `vllm bench sweep serve` /
+`serve_workload` folder. A result at a finite `--request-rate` is an open-loop level (RateLevel); one at the
+default rate (inf) with `--max-concurrency` is a concurrency level. The runner maps its own raw results with
+`level_from_raw` and `rate_level_from_raw` too: one mapping for both."""
 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 from catalogue.benchmark import LevelResult, RateLevel, Stats
 from catalogue.errors import CatalogueError
-from catalogue.imports.source import ImportedLevels, read_json, require
+from catalogue.imports.source import ImportedLevels, is_number, read_json, require
 
 TOOL = "vllm bench serve"
 PREFILL_DERIVATION = (
@@ -21,7 +24,18 @@ DEFINITIONS = (
     "(best one-second bucket). Total: total_token_throughput. Latencies as the client reports them. "
     "Prefill is derived: " + PREFILL_DERIVATION + "."
 )
+RATE_DEFINITIONS = (
+    "Open-loop levels (--request-rate R): offered = request_rate; achieved = completed ÷ duration; goodput = "
+    "request_goodput (completed requests per second whose TTFT, TPOT = (latency − TTFT) ÷ (output tokens − 1) and "
+    "end-to-end latency all met their --goodput limit); attainment = request_goodput ÷ request_throughput (the share "
+    "of completed requests that met every limit). --request-rate inf without --max-concurrency sends every request "
+    "at once: offered 'as fast as possible'."
+)
 REQUIRED = ("completed", "duration", "output_throughput", "total_input_tokens", "total_output_tokens")
+SWEEP = "sweep"
+"""Format name of a `vllm bench sweep serve` folder (`catalogue import`'s FORMATS key)."""
+WORKLOAD_SWEEP = "sweep serve_workload"
+"""Format name of a `vllm bench sweep serve_workload` folder: its combination folders end in `WL-<var>=<value>`."""
 
 
 def looks_like(data: Any) -> bool:
@@ -69,26 +83,36 @@ def level_from_raw(
     )
 
 
+def offered_rate(raw: dict[str, Any]) -> float | None:
+    """The result's `request_rate`: a number, or None for vLLM's default 'inf' (every request at once)."""
+    rate = raw.get("request_rate", "inf")
+    if rate is None or rate == "inf" or (is_number(rate) and math.isinf(rate)):
+        return None
+    return float(rate)
+
+
 def rate_level_from_raw(raw: dict[str, Any], raw_name: str, probe: int | None = None) -> RateLevel:
-    """One open-loop level (`--request-rate`) from one raw result JSON: offered and achieved rate, vLLM's goodput
-    (`--goodput`), and attainment = goodput ÷ request throughput (both are counts over the same window)."""
+    """One open-loop level (`--request-rate`, `--burstiness`, `--goodput`) from one raw result JSON: offered and
+    achieved rate, vLLM's goodput, and attainment = goodput ÷ request throughput (counts over the same window);
+    `probe` numbers a capacity-search probe."""
     completed = int(raw.get("completed", 0))
-    offered = raw.get("request_rate")
-    offered = float(offered) if isinstance(offered, int | float) and math.isfinite(offered) and offered > 0 else None
-    throughput = raw.get("request_throughput")
+    duration = raw.get("duration")
+    offered = offered_rate(raw)
+    burstiness = raw.get("burstiness")
     goodput = raw.get("request_goodput")
+    throughput = raw.get("request_throughput")
     attainment = None
     if goodput is not None and throughput:
-        attainment = min(1.0, float(goodput) / float(throughput))
-    burstiness = raw.get("burstiness")
-    max_concurrency = raw.get("max_concurrency")
+        attainment = min(1.0, max(0.0, goodput / throughput))
+    cap = raw.get("max_concurrency")
     return RateLevel(
         offered_rps=offered,
-        burstiness=float(burstiness) if isinstance(burstiness, int | float) and offered is not None else None,
-        achieved_rps=float(throughput) if throughput is not None else None,
-        goodput_rps=float(goodput) if goodput is not None else None,
+        burstiness=float(burstiness) if offered is not None and burstiness else None,
+        arrivals=(None if offered is None or not burstiness else "poisson" if burstiness == 1 else "gamma"),
+        achieved_rps=completed / duration if duration else None,
+        goodput_rps=goodput,
         attainment=attainment,
-        max_concurrency=max_concurrency if isinstance(max_concurrency, int) and max_concurrency > 0 else None,
+        max_concurrency=cap if isinstance(cap, int) and is_number(cap) and cap > 0 else None,
         probe=probe,
         generation_tps=raw.get("output_throughput"),
         peak_tps=raw.get("max_output_tokens_per_s"),
@@ -97,28 +121,48 @@ def rate_level_from_raw(raw: dict[str, Any], raw_name: str, probe: int | None = 
         itl_ms=_stats(raw, "itl"),
         tpot_ms=_stats(raw, "tpot"),
         e2e_ms=_stats(raw, "e2el"),
-        duration_s=raw.get("duration"),
+        duration_s=duration,
         completed=completed,
         failed=int(raw.get("failed", 0)),
         raw=[raw_name],
     )
 
 
+def is_open_loop(raw: dict[str, Any]) -> bool:
+    """An open-loop result: a finite request rate, or inf without a concurrency cap (everything at once)."""
+    return offered_rate(raw) is not None or raw.get("max_concurrency") is None
+
+
 def _checked(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     for name in REQUIRED:
         require(path, data, name, (int, float))
-    concurrency = data.get("max_concurrency")
-    if not isinstance(concurrency, int) or concurrency < 1:
+    if data.get("ramp_up_strategy"):
         raise CatalogueError(
-            path, "missing or not a positive number: the catalogue compares by concurrency", "max_concurrency"
+            path,
+            f"a {data['ramp_up_strategy']} ramp-up from {data.get('ramp_up_start_rps')} to "
+            f"{data.get('ramp_up_end_rps')} req/s has no one offered rate; the catalogue keeps a level per rate",
+            "ramp_up_strategy",
         )
+    rate = data.get("request_rate", "inf")
+    if rate != "inf" and not (is_number(rate) and rate > 0):
+        raise CatalogueError(path, f"not a positive request rate (req/s) or 'inf': {rate!r}", "request_rate")
+    burstiness = data.get("burstiness")
+    if burstiness is not None and not (is_number(burstiness) and burstiness > 0):
+        raise CatalogueError(path, f"not a positive burstiness: {burstiness!r}", "burstiness")
+    concurrency = data.get("max_concurrency")
+    if concurrency is not None and not (isinstance(concurrency, int) and is_number(concurrency) and concurrency > 0):
+        raise CatalogueError(path, f"not a positive number of requests in flight: {concurrency!r}", "max_concurrency")
+    goodput = data.get("request_goodput")
+    if goodput is not None and not (is_number(goodput) and goodput >= 0):
+        raise CatalogueError(path, f"not a rate (req/s): {goodput!r}", "request_goodput")
     if not data["completed"]:
         raise CatalogueError(path, "no request completed", "completed")
     return data
 
 
 def _levels(path: Path, data: dict[str, Any], raw_name: str) -> ImportedLevels:
-    return ImportedLevels(
+    open_loop = is_open_loop(data)
+    part = ImportedLevels(
         tool=TOOL,
         tool_version=None,
         model=str(data.get("model_id") or ""),
@@ -126,10 +170,14 @@ def _levels(path: Path, data: dict[str, Any], raw_name: str) -> ImportedLevels:
         input_tokens=data["total_input_tokens"] / data["completed"],
         output_tokens=data["total_output_tokens"] / data["completed"],
         prompts=int(data.get("num_prompts") or data["completed"]),
-        levels=[level_from_raw(data, int(data["max_concurrency"]), raw_name)],
+        levels=[] if open_loop else [level_from_raw(data, int(data["max_concurrency"]), raw_name)],
+        rates=[rate_level_from_raw(data, raw_name)] if open_loop else [],
         files=[path],
-        definitions=DEFINITIONS,
+        definitions=DEFINITIONS + (" " + RATE_DEFINITIONS if open_loop else ""),
     )
+    if open_loop and data.get("request_goodput") is not None:
+        part.goodput_without_limits = True
+    return part
 
 
 def read_result(path: Path) -> ImportedLevels:
@@ -138,17 +186,28 @@ def read_result(path: Path) -> ImportedLevels:
     return _levels(path, data, path.name)
 
 
+def _run_files(folder: Path) -> list[Path]:
+    """The sweep's `run=N.json` results (not its `run=N.failure.json` records of failed runs)."""
+    return sorted(p for p in folder.glob("**/run=*.json") if re.fullmatch(r"run=\d+\.json", p.name))
+
+
 def looks_like_sweep(folder: Path) -> bool:
-    """A `vllm bench sweep serve` experiment: folders of `run=N.json` (and their summary.json)."""
-    return folder.is_dir() and any(folder.glob("**/run=*.json"))
+    """A `vllm bench sweep serve` or `serve_workload` experiment: folders of `run=N.json` (and summary.json)."""
+    return folder.is_dir() and bool(_run_files(folder))
+
+
+def sweep_kind(folder: Path) -> str:
+    """SWEEP or WORKLOAD_SWEEP: serve_workload names each combination's folder `...WL-<variable>=<value>`."""
+    return WORKLOAD_SWEEP if any(re.search(r"(^|-)WL-", p.parent.name) for p in _run_files(folder)) else SWEEP
 
 
 def read_sweep(folder: Path) -> list[ImportedLevels]:
     """Every parameter combination of a sweep folder, one level each, from its `run=N.json` (the summary.json
-    beside it repeats the same figures and is kept as a raw file)."""
+    beside it repeats the same figures and is kept as a raw file). serve_workload folders read the same way: each
+    explored request rate is an open-loop level, each explored max_concurrency a concurrency level."""
     out = []
-    for combo in sorted({p.parent for p in folder.glob("**/run=*.json")}):
-        runs = sorted(combo.glob("run=*.json"))
+    for combo in sorted({p.parent for p in _run_files(folder)}):
+        runs = [p for p in _run_files(combo) if p.parent == combo]
         if len(runs) > 1:
             raise CatalogueError(
                 combo,
@@ -160,12 +219,20 @@ def read_sweep(folder: Path) -> list[ImportedLevels]:
         summary = combo / "summary.json"
         if summary.exists():
             part.files.append(summary)
-            level = part.levels[0]
-            part.levels = [level.model_copy(update={"raw": [*level.raw, str(summary.relative_to(folder))]})]
+            extra = {"raw": [*(part.levels or part.rates)[0].raw, str(summary.relative_to(folder))]}
+            part.levels = [lv.model_copy(update=extra) for lv in part.levels]
+            part.rates = [lv.model_copy(update=extra) for lv in part.rates]
         part.relative_to = folder
         out.append(part)
     if not out:
-        raise CatalogueError(folder, "no run=N.json results in this `vllm bench sweep serve` folder")
+        raise CatalogueError(folder, "no run=N.json results in this `vllm bench sweep` folder")
+    failed = sorted(folder.glob("**/*failure.json"))
+    if failed:
+        out[0].files += failed
+        out[0].notes.append(
+            f"{len(failed)} run(s) of the sweep failed (--continue-on-error) and have no figures; their records are "
+            "kept: " + ", ".join(str(p.relative_to(folder)) for p in failed) + "."
+        )
     return out
 
 
