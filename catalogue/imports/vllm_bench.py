@@ -66,21 +66,25 @@ def level_from_raw(
     if completed and mean_ttft:
         prefill = concurrency * (raw["total_input_tokens"] / completed) / (mean_ttft / 1000)
     return LevelResult(
-        concurrency=concurrency,
-        prompt_tokens=prompt_tokens,
-        prefill_tps=prefill,
-        generation_tps=raw.get("output_throughput"),
-        peak_tps=raw.get("max_output_tokens_per_s"),
-        total_tps=raw.get("total_token_throughput"),
-        ttft_ms=_stats(raw, "ttft"),
-        itl_ms=_stats(raw, "itl"),
-        tpot_ms=_stats(raw, "tpot"),
-        e2e_ms=_stats(raw, "e2el"),
-        duration_s=raw.get("duration"),
-        completed=completed,
-        failed=int(raw.get("failed", 0)),
-        raw=[raw_name],
+        concurrency=concurrency, prompt_tokens=prompt_tokens, prefill_tps=prefill, **_figures(raw, raw_name)
     )
+
+
+def _figures(raw: dict[str, Any], raw_name: str) -> dict[str, Any]:
+    """What every level of a raw result carries, closed loop or open."""
+    return {
+        "generation_tps": raw.get("output_throughput"),
+        "peak_tps": raw.get("max_output_tokens_per_s"),
+        "total_tps": raw.get("total_token_throughput"),
+        "ttft_ms": _stats(raw, "ttft"),
+        "itl_ms": _stats(raw, "itl"),
+        "tpot_ms": _stats(raw, "tpot"),
+        "e2e_ms": _stats(raw, "e2el"),
+        "duration_s": raw.get("duration"),
+        "completed": int(raw.get("completed", 0)),
+        "failed": int(raw.get("failed", 0)),
+        "raw": [raw_name],
+    }
 
 
 def offered_rate(raw: dict[str, Any]) -> float | None:
@@ -114,17 +118,7 @@ def rate_level_from_raw(raw: dict[str, Any], raw_name: str, probe: int | None = 
         attainment=attainment,
         max_concurrency=cap if isinstance(cap, int) and is_number(cap) and cap > 0 else None,
         probe=probe,
-        generation_tps=raw.get("output_throughput"),
-        peak_tps=raw.get("max_output_tokens_per_s"),
-        total_tps=raw.get("total_token_throughput"),
-        ttft_ms=_stats(raw, "ttft"),
-        itl_ms=_stats(raw, "itl"),
-        tpot_ms=_stats(raw, "tpot"),
-        e2e_ms=_stats(raw, "e2el"),
-        duration_s=duration,
-        completed=completed,
-        failed=int(raw.get("failed", 0)),
-        raw=[raw_name],
+        **_figures(raw, raw_name),
     )
 
 
