@@ -9,6 +9,7 @@ and the time outside the benchmark window per probe (target: at most 1 s)."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,8 +60,7 @@ def bench_capacity(port: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "examples"
         for name in ("tiny-cpu", RECIPE):
-            subprocess.run(["cp", "-r", str(REPO / "examples" / name), str(root / name)], check=True)
-        subprocess.run(["rm", "-rf", str(root / RECIPE / "runs")], check=True)
+            shutil.copytree(REPO / "examples" / name, root / name, ignore=shutil.ignore_patterns("runs"))
         folder = root / RECIPE
         _set_open_loop(folder, [])
         recipe = load_entry(folder).recipe
