@@ -40,6 +40,16 @@ def in_flight_text(value: float) -> str:
     return f"{value:,.0f}" if value >= 3 else f"{value:.1f}".rstrip("0").rstrip(".")
 
 
+def slo_short(slo: Slo) -> str:
+    """The objective in a narrow cell: 'p95 TTFT ≤ 1 s, TPOT ≤ 50 ms'."""
+    limits = ", ".join(f"{LIMIT_LABELS[k].replace(' latency', '')} ≤ {_ms(v)}" for k, v in slo.limits.items())
+    return f"p{slo.percentile} {limits}"
+
+
+def _ms(value: float) -> str:
+    return f"{value / 1000:g} s" if value >= 1000 else f"{value:g} ms"
+
+
 def percentile_of(run: BenchmarkRun) -> int:
     return run.slo.percentile if run.slo is not None else DEFAULT_PERCENTILE
 

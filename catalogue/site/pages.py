@@ -263,6 +263,7 @@ def index_rows(entries: list[Entry], validations: dict[str, view.Validation] | N
                 "capacity": (cap.rps or 0.0) if cap else None,
                 "capacity_text": openloop.capacity_figure(cap) if cap else None,
                 "capacity_slo": slo.describe() if slo else None,
+                "capacity_short": openloop.slo_short(slo) if slo else None,
                 "capacity_workload": (
                     searched.describe if searched and run is not None and searched.run is not run else None
                 ),
