@@ -161,3 +161,22 @@ def test_a_run_with_rates_only_gets_its_own_section(capacity_entry):
 def test_rate_words():
     assert [openloop.rate_floor(v) for v in (2.875, 12.7, 0.257, 3.1, 150.9)] == ["2.8", "12", "0.25", "3.1", "150"]
     assert [openloop.rate_text(v) for v in (2.875, 0.5, 3.0, 1234.5, None)] == ["2.875", "0.5", "3", "1,234", "—"]
+
+
+def test_a_search_cut_short_says_so_and_keeps_its_probes(capacity_entry):
+    run = _run(capacity_entry)
+    probes = [lv for lv in run.rates if lv.probe is not None]
+    cut = with_run(
+        capacity_entry, capacity=None, complete=False, incomplete_reason="the server died during probe 4 (node local)"
+    )
+    page = render_recipe(cut).markdown()
+    assert (
+        "The capacity search did not finish in this run</strong> (the server died during probe 4 (node local))" in page
+    )
+    assert f"its {len(probes)} probes so far are in the table below, and <code>--resume</code> finishes it" in page
+    assert "No capacity search in this run" not in page
+    assert (
+        "Of the rates measured, the highest that met p95 TTFT ≤ 1 s and p95 TPOT ≤ 50 ms was <strong>2.875 req/s"
+        in page
+    )
+    assert len(_rates_table(page)) == len(run.rates)

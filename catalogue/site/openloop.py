@@ -21,9 +21,8 @@ DEFAULT_PERCENTILE = 95
 """The upper percentile the table and charts show when a run has no SLO to name one."""
 
 
-def rate_text(value: float | None) -> str:
-    """A request rate as measured or probed (templating.fmt_rate, the pages' `rps` filter)."""
-    return fmt_rate(value)
+rate_text = fmt_rate
+"""A request rate as measured or probed, up to four significant figures (the pages' `rps` filter)."""
 
 
 def rate_floor(value: float) -> str:
@@ -41,13 +40,9 @@ def in_flight_text(value: float) -> str:
 
 
 def slo_short(slo: Slo) -> str:
-    """The objective in a narrow cell: 'p95 TTFT ≤ 1 s, TPOT ≤ 50 ms'."""
-    limits = ", ".join(f"{LIMIT_LABELS[k].replace(' latency', '')} ≤ {_ms(v)}" for k, v in slo.limits.items())
-    return f"p{slo.percentile} {limits}"
-
-
-def _ms(value: float) -> str:
-    return f"{value / 1000:g} s" if value >= 1000 else f"{value:g} ms"
+    """The objective in a narrow cell: 'p95 TTFT ≤ 1 s, TPOT ≤ 50 ms' (Slo.describe, the percentile said once)."""
+    each = f"p{slo.percentile} "
+    return each + slo.describe().replace(each, "").replace(" and ", ", ")
 
 
 def percentile_of(run: BenchmarkRun) -> int:
@@ -365,8 +360,13 @@ class OpenLoop:
     charts: list[str]
     slo: str | None
     burstiness: str
-    """'Poisson arrivals (burstiness 1)' or how the arrivals were spread."""
+    """'Poisson arrivals, burstiness 1' or how the arrivals were spread."""
     probes: int
+
+    @property
+    def unfinished(self) -> bool:
+        """A capacity search ran probes but recorded no result (the run stopped during it)."""
+        return self.run.capacity is None and self.probes > 0
 
 
 def arrivals(rates: list[RateLevel]) -> str:
