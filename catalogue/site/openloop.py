@@ -370,14 +370,20 @@ class OpenLoop:
 
 
 def arrivals(rates: list[RateLevel]) -> str:
-    """How requests arrived, in words, from the levels' burstiness (vLLM's gamma-distributed gaps)."""
-    values = sorted({lv.burstiness for lv in rates if lv.burstiness is not None})
-    if not values:
-        return "arrival process not stated"
-    if values == [1.0]:
-        return "Poisson arrivals, burstiness 1"
-    words = ", ".join(f"{v:g}" for v in values)
-    return f"gamma-distributed gaps, burstiness {words}; 1 would be Poisson, below 1 is burstier, above 1 more even"
+    """How requests arrived, in words: the levels' arrival process and burstiness (vLLM spaces requests with
+    gamma-distributed gaps; burstiness 1 is a Poisson process)."""
+    kinds = sorted({lv.arrivals for lv in rates if lv.arrivals is not None})
+    bursts = sorted({lv.burstiness for lv in rates if lv.burstiness is not None})
+    if kinds == ["constant"]:
+        return "evenly spaced arrivals at a constant rate"
+    if len(kinds) > 1:
+        return "arrivals " + " or ".join(kinds) + ", as each level's name says"
+    if bursts == [1.0] or (not bursts and kinds == ["poisson"]):
+        return "Poisson arrivals" + (", burstiness 1" if bursts else "")
+    if bursts:
+        words = ", ".join(f"{v:g}" for v in bursts)
+        return f"gamma-distributed gaps, burstiness {words}; 1 would be Poisson, below 1 is burstier, above 1 more even"
+    return "arrival process not stated"
 
 
 def open_loop(run: BenchmarkRun, title: str) -> OpenLoop | None:

@@ -3,7 +3,8 @@
 The made-up server completes at most MU requests/s, and its latencies grow with load as rho / (1 - rho), the wait of
 an M/M/1 queue (rho = rate / MU). The closed-loop levels, the planned rates and the capacity search all read that one
 formula; the search is catalogue.capacity's own (start, next_step, judge, result), so the page shows what the runner's
-search does against such a server. Run it again after a change to the formula or to the search:
+search did against such a server when the fixture was written. The committed run stays as it is when the search
+changes (the page tests read its figures); run this again to follow the search, then update those tests:
 
     python tests/data/site-fixtures/make_run.py
 """
