@@ -156,6 +156,15 @@ def test_a_run_with_rates_only_gets_its_own_section(capacity_entry):
     second = page.split('<h3 id="workload-2">')[1].split("<h2")[0]
     assert "guidellm" in page.split('<h3 id="workload-2">')[1].split("</h3>")[0]
     assert "no latency objective" in second and "Against the objective" not in second
+    assert "<td>planned</td>" in second  # the runner's planned rates (this copy keeps the measured provenance)
+    imported = rates_only.model_copy(
+        update={
+            "provenance": {"method": "imported", "source_title": "a GuideLLM report", "source": "benchmarks.json"},
+        }
+    )
+    imported = type(rates_only).model_validate(dict(imported))
+    rows = openloop.rows(imported)
+    assert {r.name for r in rows} == {"imported"}
 
 
 def test_rate_words():

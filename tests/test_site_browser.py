@@ -341,6 +341,7 @@ PAGES = [
     "recipes/gptoss-120b-topology-cluster-tp2/",
     "examples/tiny-cpu-docker/",
     "examples/tiny-cpu-replicas/",
+    "examples/tiny-cpu-capacity/",  # a measured open-loop sweep and capacity search: headline, rate table, charts
 ]
 ARTEFACTS = (
     Path(os.environ.get("CATALOGUE_ARTEFACTS", Path(__file__).resolve().parents[1] / "artefacts")) / "screenshots"
@@ -367,9 +368,9 @@ def test_layout_at_desktop_and_phone_width(browser, site, width):
                 chart.scroll_into_view_if_needed()
                 plot = chart.locator("svg").bounding_box()["width"]
                 assert plot >= (600 if width >= 1400 else 0.7 * column), (path, plot, column)
-                sizes = chart.locator(".rc-xtick, .rc-ytick, .rc-key, .rc-chart-title").evaluate_all(
-                    "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))"
-                )
+                sizes = chart.locator(
+                    ".rc-xtick, .rc-ytick, .rc-key, .rc-chart-title, .rc-rule-label, .rc-mark-label"
+                ).evaluate_all("els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
                 assert sizes and min(sizes) >= 12, (path, min(sizes))
         if width >= 1400:
             page.goto(f"{site}/")

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from catalogue.benchmark import BenchmarkRun, Capacity, RateLevel, Stats
+from catalogue.benchmark import BenchmarkRun, Capacity, ImportedProvenance, RateLevel, Stats
 from catalogue.capacity import judge
 from catalogue.site.charts import Axis, Key, Mark, Rule, Series, chart
 from catalogue.site.templating import fmt_num, fmt_rate
@@ -56,11 +56,12 @@ def verdict(level: RateLevel, slo: Slo | None) -> str | None:
     return judge(level, slo).why if slo is not None else None
 
 
-def level_name(level: RateLevel) -> str:
-    """'probe 3', the tool's own name for the level, or 'planned'."""
+def level_name(level: RateLevel, run: BenchmarkRun) -> str:
+    """'probe 3', the tool's own name for the level, or what it was: 'planned' (a rate of the recipe's sweep, in a
+    measured run) or 'imported'."""
     if level.probe is not None:
         return f"probe {level.probe}"
-    return level.label or "planned"
+    return level.label or ("imported" if isinstance(run.provenance, ImportedProvenance) else "planned")
 
 
 def ordered(rates: list[RateLevel]) -> list[RateLevel]:
@@ -280,15 +281,15 @@ def rows(run: BenchmarkRun) -> list[Row]:
     """Every rate level of the run, by offered rate."""
     cols, at_capacity = columns(run), capacity_level(run)
     return [
-        Row(lv, level_name(lv), [_cell(c, lv) for c in cols], verdict(lv, run.slo), lv is at_capacity)
+        Row(lv, level_name(lv, run), [_cell(c, lv) for c in cols], verdict(lv, run.slo), lv is at_capacity)
         for lv in ordered(run.rates)
     ]
 
 
-def _where(level: RateLevel, x: float) -> str:
+def _where(level: RateLevel, run: BenchmarkRun, x: float) -> str:
     said = f"{rate_text(x)} req/s achieved"
     if level.offered_rps is not None:
-        said += f" (offered {rate_text(level.offered_rps)}, {level_name(level)})"
+        said += f" (offered {rate_text(level.offered_rps)}, {level_name(level, run)})"
     return said
 
 
@@ -315,7 +316,7 @@ def latency_charts(run: BenchmarkRun, title: str) -> list[str]:
                     continue
                 x = float(lv.achieved_rps or 0.0)
                 points.append((x, float(value)))
-                labels[x] = _where(lv, x)
+                labels[x] = _where(lv, run, x)
                 if lv.probe is not None:
                     kinds[x] = "probe"
             series.append(Series(f"{name} p{p}", points, labels=labels, kinds=kinds))
