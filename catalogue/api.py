@@ -1,11 +1,13 @@
 """The static JSON API (`api/v1/`): the published catalogue as data, built with the site.
 
-`api/v1/index.json` lists every published recipe with its headline figures and drift verdicts;
-`api/v1/recipes/<id>.json` holds one recipe, all its runs and its drift row; `api/v1/schema/`
+`api/v1/index.json` lists every published recipe with its headline figures, its capacity where a run searched one,
+and drift verdicts; `api/v1/recipes/<id>.json` holds one recipe, all its runs (concurrency levels, open-loop rate
+levels, their SLO and capacity, as the run files hold them) and its drift row; `api/v1/schema/`
 holds the JSON Schemas of both, generated from the models below. `api_documents` turns entries
 and their flag checks into those files' text; the MkDocs hook and `catalogue export` write them.
 The figures are the ones the pages show: the same headline run (`view.headline_run`), the same best
-level (`view.best_generation`), the same drift row (`flags.drift.drift_row`, computed once by the build).
+level (`view.best_generation`), the same capacity (`view.capacity_run`), the same drift row
+(`flags.drift.drift_row`, computed once by the build).
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from catalogue.loading import Entry
 from catalogue.recipe import Recipe
 from catalogue.site.pages import recipe_path
 from catalogue.site.urls import page_url
-from catalogue.site.view import Validation, best_generation, headline_run, topology_label, withheld_peaks
+from catalogue.site.view import (
+    Validation,
+    best_generation,
+    capacity_run,
+    headline_run,
+    topology_label,
+    withheld_peaks,
+)
+from catalogue.slo import Slo
 from catalogue.strict import Strict
 from catalogue.topology import node_count
 
@@ -70,6 +80,29 @@ class Headline(Strict):
     single_stream_generation_tps: float | None = Field(description="Generation at concurrency 1, tok/s; null if none.")
 
 
+class ApiCapacity(Strict):
+    """The capacity the index shows: a capacity search's result, its objective, and the run and workload it comes
+    from (the first workload on the page whose run searched capacity)."""
+
+    run: str = Field(description="Id (UTC stamp) of the run the capacity comes from: runs/<id>.json.")
+    measured_on: dt.date | None = Field(description="When that run was measured.")
+    workload: str | None = Field(description="What the benchmark client sent, in words; null if not stated.")
+    rps: float | None = Field(
+        description="Highest request rate that met the objective, req/s; null: even the lowest missed."
+    )
+    upper_rps: float | None = Field(
+        description="Lowest rate above it that missed, req/s (the bracket's top); null: none missed."
+    )
+    converged: bool = Field(description="Whether the search pinned the capacity to within its tolerance.")
+    tolerance: float = Field(description="The precision the search aimed for (0.1: within 10 %).")
+    stopped: str | None = Field(description="Why the search ended before its bracket closed, in words.")
+    concurrent_requests: float | None = Field(
+        description="Requests in flight at capacity by Little's law: achieved rate × mean end-to-end latency."
+    )
+    slo: Slo = Field(description="The latency objective (vLLM --goodput keys, ms) the capacity was measured against.")
+    slo_description: str = Field(description="The objective in words, e.g. 'p95 TTFT ≤ 2 s and p95 TPOT ≤ 100 ms'.")
+
+
 class IndexRecipe(Strict):
     """One published recipe in the index."""
 
@@ -84,6 +117,9 @@ class IndexRecipe(Strict):
     page: str = Field(description="The recipe's HTML page, relative to the site root.")
     document: str = Field(description="The recipe's JSON document, relative to the site root.")
     headline: Headline | None = Field(description="Headline figures of the newest run; null without a run.")
+    capacity: ApiCapacity | None = Field(
+        None, description="The capacity the index shows; null when no run of the recipe searched capacity."
+    )
     accepted_by: list[str] = Field(description="Committed vLLM releases whose parser accepts its flags.")
     drift: list[DriftVerdict] = Field(description="Every committed vLLM release's verdict, oldest first.")
 
@@ -119,6 +155,9 @@ class RecipeDocument(Strict):
         description="Id of the newest run; null without a run (the page leads with `headline.run`)."
     )
     headline: Headline | None = Field(description="The index's headline figures for this recipe.")
+    capacity: ApiCapacity | None = Field(
+        None, description="The index's capacity for this recipe; null when no run searched capacity."
+    )
     drift: list[DriftVerdict] = Field(description="Every committed vLLM release's verdict, oldest first.")
 
 
@@ -154,6 +193,27 @@ def headline(entry: Entry) -> Headline | None:
     )
 
 
+def capacity(entry: Entry) -> ApiCapacity | None:
+    """The index page's capacity (`view.capacity_run`) with the run, workload and objective it comes from."""
+    found = capacity_run(entry)
+    if found is None or found.run.capacity is None or found.run.slo is None:
+        return None
+    run, cap, slo = found.run, found.run.capacity, found.run.slo
+    return ApiCapacity(
+        run=run.stamp,
+        measured_on=run.measured_on,
+        workload=run.workload.describe() if run.workload else None,
+        rps=cap.rps,
+        upper_rps=cap.upper_rps,
+        converged=cap.converged,
+        tolerance=cap.tolerance,
+        stopped=cap.stopped,
+        concurrent_requests=cap.concurrent_requests,
+        slo=slo,
+        slo_description=slo.describe(),
+    )
+
+
 def api_run(run: BenchmarkRun) -> ApiRun:
     """A run with its id, workload in words and withheld peaks."""
     return ApiRun.model_validate(
@@ -181,6 +241,7 @@ def index_recipe(entry: Entry, validation: Validation) -> IndexRecipe:
         page=page_url(recipe_path(entry)),
         document=recipe_document_path(entry.id),
         headline=headline(entry),
+        capacity=capacity(entry),
         accepted_by=accepted_by(validation.drift),
         drift=drift,
     )
@@ -197,6 +258,7 @@ def recipe_document(entry: Entry, validation: Validation, generated_at: dt.datet
         runs=[api_run(run) for run in entry.runs],
         latest_run=latest.stamp if latest else None,
         headline=headline(entry),
+        capacity=capacity(entry),
         drift=drift_verdicts(validation.drift),
     )
 

@@ -83,3 +83,14 @@ def ssh_host(engine, tmp_path_factory):
     yield host.url
     os.environ["PATH"] = old_path
     gen.close()
+
+
+SITE_FIXTURES = REPO / "tests" / "data" / "site-fixtures"
+"""Recipes built for the page tests (their figures are computed, not measured: see make_run.py there)."""
+
+
+@pytest.fixture(scope="session")
+def capacity_entry() -> Entry:
+    """The capacity fixture: a closed-loop sweep, planned rates and a converged capacity search."""
+    (entry,) = load_catalogue([SITE_FIXTURES], ["capacity-fixture"])
+    return entry

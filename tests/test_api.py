@@ -173,3 +173,30 @@ def test_mkdocs_build_publishes_the_api(tmp_path, build):
         assert list(recipe_schema.iter_errors(document)) == [], item["id"]
         assert (tmp_path / "site" / item["page"] / "index.html").exists()
     assert [r["id"] for r in index["recipes"]] == sorted(e.id for e, _ in build.recipes if e.recipe.publish)
+
+
+def test_the_api_carries_rate_levels_and_capacity(capacity_entry):
+    import dataclasses
+
+    from catalogue.site.view import Validation
+
+    published = dataclasses.replace(capacity_entry, recipe=capacity_entry.recipe.model_copy(update={"publish": True}))
+    documents = api_documents([(published, Validation("0.32.0", dt.date(2026, 11, 25), "test", [], []))], WHEN)
+    index = json.loads(documents[INDEX_PATH])
+    assert list(validator(documents, INDEX_SCHEMA_PATH).iter_errors(index)) == []
+    run = capacity_entry.runs[-1]
+    capacity = index["recipes"][0]["capacity"]
+    assert (capacity["rps"], capacity["upper_rps"], capacity["converged"], capacity["run"]) == (
+        run.capacity.rps,
+        run.capacity.upper_rps,
+        True,
+        run.stamp,
+    )
+    assert capacity["slo"] == {"percentile": 95, "ttft": 1000.0, "tpot": 50.0, "e2el": None}
+    assert capacity["slo_description"] == "p95 TTFT ≤ 1 s and p95 TPOT ≤ 50 ms"
+    document = json.loads(documents[recipe_document_path("capacity-fixture")])
+    assert list(validator(documents, RECIPE_SCHEMA_PATH).iter_errors(document)) == []
+    (doc_run,) = document["runs"]
+    assert len(doc_run["rates"]) == len(run.rates) and doc_run["capacity"]["rps"] == run.capacity.rps
+    assert [r["probe"] for r in doc_run["rates"]] == [lv.probe for lv in run.rates]
+    assert document["capacity"] == capacity

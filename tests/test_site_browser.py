@@ -154,7 +154,7 @@ def test_index_sorts_by_a_chosen_figure_and_filters_by_what_a_set_up_needs(open_
     titles = page.eval_on_selector_all(
         "#rc-index thead th", "ths => ths.map(t => t.title || t.querySelector('abbr').title)"
     )
-    assert len(titles) == 11 and all(len(t) > 20 for t in titles), titles
+    assert len(titles) == 12 and all(len(t) > 20 for t in titles), titles
 
 
 def test_index_is_a_list_of_cards_on_a_phone(open_page):
@@ -341,6 +341,7 @@ PAGES = [
     "recipes/gptoss-120b-topology-cluster-tp2/",
     "examples/tiny-cpu-docker/",
     "examples/tiny-cpu-replicas/",
+    "examples/tiny-cpu-capacity/",  # a measured open-loop sweep and capacity search: headline, rate table, charts
 ]
 ARTEFACTS = (
     Path(os.environ.get("CATALOGUE_ARTEFACTS", Path(__file__).resolve().parents[1] / "artefacts")) / "screenshots"
@@ -367,13 +368,145 @@ def test_layout_at_desktop_and_phone_width(browser, site, width):
                 chart.scroll_into_view_if_needed()
                 plot = chart.locator("svg").bounding_box()["width"]
                 assert plot >= (600 if width >= 1400 else 0.7 * column), (path, plot, column)
-                sizes = chart.locator(".rc-xtick, .rc-ytick, .rc-key, .rc-chart-title").evaluate_all(
-                    "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))"
-                )
+                sizes = chart.locator(
+                    ".rc-xtick, .rc-ytick, .rc-key, .rc-chart-title, .rc-rule-label, .rc-mark-label"
+                ).evaluate_all("els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
                 assert sizes and min(sizes) >= 12, (path, min(sizes))
         if width >= 1400:
             page.goto(f"{site}/")
             table = page.locator("#rc-index").bounding_box()["width"]
             assert table >= 0.75 * width, "the index uses the full width"
+    finally:
+        context.close()
+
+
+CAPACITY_VARIANTS = {
+    # id suffix: (what the copy changes in its capacity, and in its objective)
+    "pinned": ({}, {}),
+    "stopped": ({"rps": 1.5, "converged": False, "stopped": "the time budget of 1200 s ran out"}, {}),
+    "missed": ({"rps": None, "upper_rps": 0.5, "converged": False, "concurrent_requests": None}, {}),
+    "looser": ({"rps": 4.0, "upper_rps": 4.4}, {"ttft": 2000.0}),
+}
+
+
+def capacity_catalogue(root: Path) -> Path:
+    """The capacity fixture as it is (an example), and published copies whose capacity is pinned, stopped early,
+    missed at the lowest rate, or measured under a looser objective: an index and a comparison page to look at."""
+    import json
+
+    from tests.conftest import SITE_FIXTURES
+
+    source = SITE_FIXTURES / "capacity-fixture"
+    shutil.copytree(source, root / "capacity-fixture")
+    for suffix, (capacity, slo) in CAPACITY_VARIANTS.items():
+        folder = root / f"capacity-fixture-{suffix}"
+        shutil.copytree(source, folder)
+        recipe = folder / "recipe.yaml"
+        text = recipe.read_text().replace("publish: false", "publish: true")
+        recipe.write_text(text.replace("title: 'Capacity page fixture", f"title: 'Capacity page fixture, {suffix},"))
+        (run_file,) = (folder / "runs").glob("*.json")
+        run = json.loads(run_file.read_text())
+        run["capacity"].update(capacity)
+        run["slo"].update(slo)
+        run_file.write_text(json.dumps(run))
+    return root
+
+
+@pytest.fixture(scope="session")
+def capacity_site(tmp_path_factory):
+    """A site of the capacity fixture and its published variants, beside the examples (methodology links one)."""
+    from tests.site_support import broken_links
+
+    scratch = tmp_path_factory.mktemp("capacity")
+    root = capacity_catalogue(scratch / "recipes")
+    out = scratch / "site"
+    result = mkdocs_build(out, roots=[root, Path(__file__).resolve().parents[1] / "examples"])
+    assert result.returncode == 0, result.stderr
+    assert broken_links(out) == []
+    served = Served(out)
+    yield served.url
+    served.close()
+
+
+@pytest.fixture
+def open_capacity_page(browser, capacity_site):
+    with _opener(browser, capacity_site) as go:
+        yield go
+
+
+@pytest.mark.parametrize("width", [1400, 375])
+def test_capacity_headline_and_latency_chart_fit_desktop_and_phone(open_capacity_page, width):
+    page = open_capacity_page("examples/capacity-fixture/", width=width)
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTEFACTS / f"capacity-fixture-{width}.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
+    headline = page.locator("#workload-1-capacity .rc-capacity-figure")
+    assert headline.is_visible()
+    assert headline.text_content().startswith("Serves 2.8 req/s within p95 TTFT ≤ 1 s and p95 TPOT ≤ 50 ms")
+    assert headline.bounding_box()["width"] <= width
+    charts = page.locator("h4#workload-1-rates ~ figure div.rc-chart")
+    assert charts.count() == 2
+    ttft = charts.first
+    ttft.scroll_into_view_if_needed()
+    assert "TTFT against load" in ttft.locator(".rc-chart-title").text_content()
+    plot = ttft.locator(".rc-plot").bounding_box()
+    for label in (ttft.locator(".rc-rule-label"), ttft.locator(".rc-mark-label")):
+        box = label.bounding_box()
+        assert label.is_visible() and plot["x"] <= box["x"] and box["x"] + box["width"] <= plot["x"] + plot["width"] + 1
+    assert ttft.locator(".rc-pt.rc-probe").count() == 6 and ttft.locator(".rc-pt:not(.rc-probe)").count() == 8
+    table = page.locator("table.rc-rates")
+    assert table.locator("tbody tr").count() == 7 and table.locator("tr.rc-capacity-row").count() == 1
+    scroller = page.locator("div.rc-scroll", has=table)
+    assert scroller.bounding_box()["width"] <= width  # a wide table scrolls inside its own box
+
+
+def test_a_probe_point_shows_its_reading(open_capacity_page):
+    page = open_capacity_page("examples/capacity-fixture/")
+    point = page.locator('div.rc-chart .rc-pts[data-series="TTFT p95"] .rc-pt.rc-probe').first
+    point.scroll_into_view_if_needed()
+    point.hover()
+    tip = page.locator(".rc-tip:visible")
+    assert tip.text_content() == "TTFT p95: 817 ms at 2.663 req/s achieved (offered 2.69, probe 2)"
+
+
+CAPACITY = 11
+"""Column of the index's capacity."""
+
+
+def test_index_sorts_by_capacity_and_names_each_objective(open_capacity_page):
+    page = open_capacity_page("")
+    page.select_option("#rc-sort", "capacity")
+    assert _column(page, CAPACITY) == ["4.0", "2.875", "1.5", "0.0"]
+    shown = page.locator("#rc-index tbody td[data-label='Capacity (req/s)']").all_text_contents()
+    assert [" ".join(t.split()) for t in shown] == [
+        "4 p95 TTFT ≤ 2 s, TPOT ≤ 50 ms",
+        "2.875 p95 TTFT ≤ 1 s, TPOT ≤ 50 ms",
+        "≥ 1.5 p95 TTFT ≤ 1 s, TPOT ≤ 50 ms",
+        "< 0.5 p95 TTFT ≤ 1 s, TPOT ≤ 50 ms",
+    ]
+    title = page.locator("#rc-index th[data-key=capacity] abbr").get_attribute("title")
+    assert "objective" in title and "Compare only figures under the same objective and workload" in title
+
+
+@pytest.mark.parametrize("width", [1400, 375])
+def test_capacity_comparison_and_index_fit_desktop_and_phone(browser, capacity_site, width):
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        for path in ("", "compare/catalogue-tiny-llama-cpu--cpu/"):
+            page.goto(f"{capacity_site}/{path}")
+            page.wait_for_load_state("networkidle")
+            name = "capacity-" + (path.strip("/").replace("/", "__") or "index") + f"-{width}.png"
+            page.screenshot(path=str(ARTEFACTS / name), full_page=True)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, (path, width)
+            if not path and width >= 1400:  # every column of the index, the capacity too, fits without scrolling
+                inner, box = page.evaluate(
+                    "(t => [t.scrollWidth, t.parentElement.clientWidth])(document.getElementById('rc-index'))"
+                )
+                assert inner <= box, (inner, box)
+        table = page.locator("table.rc-capacity-table")
+        assert table.count() == 1 and table.locator("tbody tr").count() == 3
+        assert page.locator("h2#capacity ~ p", has_text="No recipe is named best").count() == 1
     finally:
         context.close()

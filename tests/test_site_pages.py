@@ -51,6 +51,15 @@ def test_golden_pages(entries, page):
     )
 
 
+def test_golden_capacity_page(capacity_entry):
+    """A recipe page with a closed-loop sweep, planned rates, probes and a capacity (the fixture's computed run)."""
+    page = build_pages([capacity_entry])["examples/capacity-fixture.md"]
+    golden = GOLDEN / "examples__capacity-fixture.md"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(page.markdown())
+    assert page.markdown() == golden.read_text(), f"rerun with UPDATE_GOLDEN=1 if the change is intended: {golden}"
+
+
 def test_recipe_page_shows_every_seed_figure(entries):
     page = render_recipe(entries["gptoss-120b"], FIXED).markdown()
     for figure in [
@@ -367,3 +376,36 @@ def test_the_recipe_names_its_headline_workload(tmp_path):
     chosen = type(entry)(entry.id, entry.folder, named, entry.runs, entry.platform)
     assert view.workloads(chosen)[0].key == pp64.key and view.headline_run(chosen) is pp64.run
     assert "prompt 64 / output 128 tokens" in _sections(render_recipe(chosen).markdown())[0].split("</h3>")[0]
+
+
+def test_index_quotes_capacity_with_its_objective(capacity_entry, entries):
+    import dataclasses
+
+    from catalogue.site.pages import index_rows
+
+    (row,) = index_rows([capacity_entry])
+    assert (row["capacity"], row["capacity_text"], row["capacity_slo"]) == (
+        2.875,
+        "2.875",
+        "p95 TTFT ≤ 1 s and p95 TPOT ≤ 50 ms",
+    )
+    assert row["capacity_workload"] is None  # the figures and the capacity come from the same run
+    published = dataclasses.replace(capacity_entry, recipe=capacity_entry.recipe.model_copy(update={"publish": True}))
+    index = build_pages([published, entries["gptoss-120b"]])["index.md"].markdown()
+    header = index.split("<thead>")[1].split("</thead>")[0]
+    assert '<th data-sort="num" data-key="capacity"><abbr title="Requests per second the recipe served' in header
+    cells = re.findall(r'<td data-label="Capacity \(req/s\)" data-value="([^"]*)">(.*?)</td>', index)
+    assert [(v, " ".join(html.unescape(re.sub(r"<[^>]+>", " ", c)).split())) for v, c in cells] == [
+        ("2.875", "2.875 p95 TTFT ≤ 1 s, TPOT ≤ 50 ms"),
+        ("", "—"),
+    ]
+    assert 'title="within p95 TTFT ≤ 1 s and p95 TPOT ≤ 50 ms"' in html.unescape(index)
+    unpinned = dataclasses.replace(
+        published,
+        runs=[
+            published.runs[0].model_copy(
+                update={"capacity": published.runs[0].capacity.model_copy(update={"converged": False})}
+            )
+        ],
+    )
+    assert index_rows([unpinned])[0]["capacity_text"] == "≥ 2.875"

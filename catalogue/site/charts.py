@@ -5,7 +5,8 @@ not scale), while tick labels, axis titles and the
 legend are HTML at the page's own font size, so they stay readable on a phone and on a desktop.
 Points are HTML too (round at any stretch, focusable); each carries its reading in `data-tip`;
 catalogue.js shows it on hover and focus, and the
-legend's buttons show or hide a series.
+legend's buttons show or hide a series. A chart may also draw reference lines: a horizontal rule at a value
+(a latency limit) and a vertical mark at an x (a capacity), each with an HTML label.
 """
 
 from __future__ import annotations
@@ -31,6 +32,32 @@ class Series:
     """x -> ± of y (a standard deviation), drawn as an error bar."""
     labels: dict[float, str] = field(default_factory=dict)
     """x -> what the point is, e.g. 'c=8', when x is not itself the concurrency."""
+    kinds: dict[float, str] = field(default_factory=dict)
+    """x -> a kind of point drawn apart (class rc-<kind>), e.g. 'probe'; other points are plain dots."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A horizontal reference line at y (a limit), labelled."""
+
+    y: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A vertical reference line at x (a capacity), labelled."""
+
+    x: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Key:
+    """A legend entry that is not a series: a kind of point or a reference line ('probe', 'rule', 'mark')."""
+
+    kind: str
+    label: str
 
 
 @dataclass(frozen=True)
@@ -108,16 +135,22 @@ def chart(
     *,
     by_x: bool = True,
     frontier: list[tuple[float, float]] | None = None,
+    rules: list[Rule] | None = None,
+    marks: list[Mark] | None = None,
+    keys: list[Key] | None = None,
 ) -> str:
     """A figure: plot, tick labels, axis titles, legend. Empty when no series has a point.
 
-    Each series' points are joined by ascending x, or in the order given (`by_x=False`).
+    Each series' points are joined by ascending x, or in the order given (`by_x=False`). `rules` and `marks`
+    are reference lines (their values widen the axes to show them); `keys` add legend entries that explain them
+    and the kinds of point.
     """
     series = [s for s in series if s.points]
     if not series:
         return ""
-    xs = [x for s in series for x, _ in s.points]
-    ys = [y + s.spread.get(x, 0.0) for s in series for x, y in s.points]
+    rules, marks = rules or [], marks or []
+    xs = [x for s in series for x, _ in s.points] + [m.x for m in marks]
+    ys = [y + s.spread.get(x, 0.0) for s in series for x, y in s.points] + [r.y for r in rules]
     sx = _Scale(xs, x_axis.log2, from_zero=not x_axis.log2, exact=x_axis.dates)
     sy = _Scale(ys, False, from_zero=True)
 
@@ -131,7 +164,16 @@ def chart(
     ]
     if frontier and len(frontier) > 1:
         parts.append(f'<path class="rc-frontier" d="M{"L".join(at(x, y) for x, y in frontier)}"/>')
-    marks = []
+    labels = []
+    for rule in rules:
+        parts.append(f'<path class="rc-rule" d="M0 {_n(BOX - sy(rule.y))}H{BOX}"/>')
+        labels.append(f'<span class="rc-rule-label" style="bottom:{_n(sy(rule.y) / 10)}%">{escape(rule.label)}</span>')
+    for mark in marks:
+        parts.append(f'<path class="rc-mark" d="M{_n(sx(mark.x))} 0V{BOX}"/>')
+        left = sx(mark.x) / 10
+        side = "rc-mark-left" if left > 60 else "rc-mark-right"  # the label stays inside the plot
+        labels.append(f'<span class="rc-mark-label {side}" style="left:{_n(left)}%">{escape(mark.label)}</span>')
+    dot_rows = []
     for n, s in enumerate(series):
         points = sorted(s.points) if by_x else list(s.points)
         kind = f"rc-s{n % COLOURS} rc-d{min(n // COLOURS, 3)}"
@@ -148,15 +190,17 @@ def chart(
             what = s.labels.get(x, f"{x_axis.title} {x_axis.label(x)}")
             spread = f" ± {fmt(s.spread[x])}" if s.spread.get(x) else ""
             tip = f"{s.name}: {fmt(y)}{spread} {y_axis.title} at {what}"
+            extra = f" rc-{s.kinds[x]}" if x in s.kinds else ""
             dots.append(
-                f'<span class="rc-pt" style="left:{_n(sx(x) / 10)}%;bottom:{_n(sy(y) / 10)}%" data-x="{x:g}" '
+                f'<span class="rc-pt{extra}" style="left:{_n(sx(x) / 10)}%;bottom:{_n(sy(y) / 10)}%" data-x="{x:g}" '
                 f'data-y="{y:g}" data-tip="{escape(tip)}"></span>'
             )
-        marks.append(
+        dot_rows.append(
             f'<div class="rc-pts {kind}" data-index="{n}" data-series="{escape(s.name)}">{"".join(dots)}</div>'
         )
     parts.append("</svg>")
-    parts.extend(marks)
+    parts.extend(dot_rows)
+    parts.extend(labels)
     y_ticks = "".join(f'<span class="rc-ytick" style="bottom:{_n(sy(t) / 10)}%">{fmt(t)}</span>' for t in sy.ticks(ys))
     x_ticks = "".join(
         f'<span class="rc-xtick" style="left:{_n(sx(t) / 10)}%">{x_axis.label(t)}</span>' for t in sx.ticks(xs)
@@ -168,6 +212,11 @@ def chart(
     )
     if frontier and len(frontier) > 1:
         legend += '<span class="rc-key rc-key-frontier"><i class="rc-swatch rc-frontier-swatch"></i>frontier</span>'
+    for key in keys or []:
+        legend += (
+            f'<span class="rc-key rc-key-{key.kind}"><i class="rc-swatch rc-{key.kind}-swatch"></i>'
+            f"{escape(key.label)}</span>"
+        )
     return (
         f'<div class="rc-chart" role="figure" aria-label="{escape(title)}">'
         f'<p class="rc-chart-title">{escape(title)}</p><p class="rc-ytitle">{escape(y_axis.title)}</p>'

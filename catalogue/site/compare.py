@@ -5,17 +5,24 @@ measured the same workload (catalogue.workload.Workload.key); a run that stopped
 recipe only while no complete run of that workload exists (catalogue.site.view.headline_run). Throughput is
 a sum over servers, so set-ups with different node counts are ranked by throughput per node, with the raw
 figure beside it; latency is ranked only among set-ups with the same node count.
+
+Capacity (the highest request rate that met a latency objective, from a run's capacity search) is ranked only
+among runs of the same workload under the same objective (`Slo.key`), per node when node counts differ. A search
+pins a capacity to a bracket, not a point, so a winner is named only when its capacity is above the top of every
+other bracket; capacities whose brackets overlap are not told apart.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from catalogue.benchmark import BenchmarkRun, LevelResult
+from catalogue.benchmark import BenchmarkRun, Capacity, LevelResult
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, Metric
-from catalogue.site.view import headline_run
+from catalogue.site.view import headline_run, workloads
+from catalogue.slo import Slo
 from catalogue.workload import Workload
 
 COMPARED = ["generation_tps", "prefill_tps", "ttft_mean_ms", "peak_tps"]
@@ -183,4 +190,97 @@ def compare(members: list[Member]) -> tuple[list[Group], list[Apart]]:
     groups.sort(key=lambda g: -len(g.members))
     grouped = {id(m) for g in groups for m in g.members}
     apart = [Apart(m, _apart_reason(m, groups)) for m in members if id(m) not in grouped]
+    return groups, apart
+
+
+@dataclass(frozen=True)
+class CapacityEntry:
+    """One recipe's capacity under a workload and an objective, as the bracket its search pinned."""
+
+    member: Member
+    run: BenchmarkRun
+    capacity: Capacity
+    low: float
+    """The highest rate that met (0 when even the lowest missed), per node when the group ranks per node."""
+    high: float
+    """The lowest rate above it that missed (infinite when the search never found one), scaled like `low`."""
+
+
+@dataclass(frozen=True)
+class CapacityGroup:
+    """Recipes whose runs searched capacity under the same workload and the same objective: ranked together."""
+
+    workload: Workload
+    slo: Slo
+    entries: list[CapacityEntry]
+    """Highest capacity first."""
+    per_node: bool
+    decided: bool
+    """The first entry's capacity is at or above the top of every other bracket: it is the best."""
+    margin_pct: float | None
+    """By how much the best's capacity exceeds the runner-up's, when decided."""
+    overlapping: list[CapacityEntry]
+    """When not decided: the entries whose bracket reaches above the first one's capacity."""
+
+    @property
+    def mixed_nodes(self) -> bool:
+        return len({e.member.nodes for e in self.entries}) > 1
+
+    @property
+    def open_top(self) -> bool:
+        """An overlapping bracket has no top: its search stopped before any rate above its capacity missed."""
+        return any(math.isinf(e.high) for e in self.overlapping)
+
+
+@dataclass(frozen=True)
+class CapacityApart:
+    """A recipe's capacity that nothing on the page is measured like: shown, not ranked."""
+
+    member: Member
+    run: BenchmarkRun
+    slo: Slo
+    reason: str
+
+
+def _bracket(capacity: Capacity) -> tuple[float, float]:
+    low = capacity.rps or 0.0
+    high = capacity.upper_rps if capacity.upper_rps is not None else math.inf
+    return low, high
+
+
+def capacity_groups(members: list[Member]) -> tuple[list[CapacityGroup], list[CapacityApart]]:
+    """Capacities grouped by (workload key, SLO key), two or more recipes per group, ranked within it; the
+    capacities with no peer listed apart."""
+    found: dict[tuple, list[tuple[Member, BenchmarkRun]]] = {}
+    for m in members:
+        for w in workloads(m.entry):
+            run = w.run
+            if run.capacity is None or run.slo is None or w.workload is None or not w.workload.known:
+                continue
+            found.setdefault((w.workload.key, run.slo.key), []).append((m, run))
+    groups, apart = [], []
+    for pairs in found.values():
+        if len({id(m) for m, _ in pairs}) < 2:
+            m, run = pairs[0]
+            assert run.slo is not None
+            alone = "no other recipe here searched capacity under this workload and this objective"
+            apart.append(CapacityApart(m, run, run.slo, alone))
+            continue
+        per_node = len({m.nodes for m, _ in pairs}) > 1
+        entries = []
+        for m, run in pairs:
+            assert run.capacity is not None
+            low, high = _bracket(run.capacity)
+            scale = m.nodes if per_node else 1
+            entries.append(CapacityEntry(m, run, run.capacity, low / scale, high / scale))
+        entries.sort(key=lambda e: (-e.low, e.member.short))
+        best, rest = entries[0], entries[1:]
+        overlapping = [e for e in rest if e.high > best.low]
+        decided = not overlapping and best.low > 0
+        second = rest[0].low
+        margin = (best.low - second) / second * 100 if decided and second > 0 else None
+        run = pairs[0][1]
+        assert run.workload is not None and run.slo is not None
+        groups.append(CapacityGroup(run.workload, run.slo, entries, per_node, decided, margin, overlapping))
+    groups.sort(key=lambda g: -len(g.entries))
     return groups, apart

@@ -13,9 +13,9 @@ from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, METRICS, Metric
-from catalogue.site import view
+from catalogue.site import openloop, view
 from catalogue.site.charts import Series, line_chart, pareto_chart
-from catalogue.site.compare import Group, Member, compare, pareto_points, run_pareto_points
+from catalogue.site.compare import Group, Member, capacity_groups, compare, pareto_points, run_pareto_points
 from catalogue.site.history import history_rows, main_metric, trend_charts
 from catalogue.site.page import Page
 from catalogue.site.prose import paragraphs
@@ -136,6 +136,8 @@ class WorkloadSection:
     withheld: list[str]
     older: int
     """How many older runs of this workload the history keeps."""
+    open_loop: openloop.OpenLoop | None = None
+    """The run's open-loop rate levels: capacity headline, rate table, latency–load charts."""
 
 
 def workload_sections(entry: Entry, headline: tuple | None = None) -> list[WorkloadSection]:
@@ -151,6 +153,7 @@ def workload_sections(entry: Entry, headline: tuple | None = None) -> list[Workl
             recipe_charts(entry, g.run, g.describe if many else ""),
             view.withheld_peaks(g.run),
             len(g.runs) - 1,
+            openloop.open_loop(g.run, entry.recipe.title + (f" ({g.describe})" if many else "")),
         )
         for i, g in enumerate(groups, 1)
     ]
@@ -235,6 +238,9 @@ def index_rows(entries: list[Entry], validations: dict[str, view.Validation] | N
         nodes = nodes_used(recipe, run)
         roof = view.roofline(entry)
         memory = view.memory_per_node(recipe)
+        searched = view.capacity_run(entry)
+        cap = searched.run.capacity if searched else None
+        slo = searched.run.slo if searched else None
         rows.append(
             {
                 "url": link(INDEX, recipe_path(entry)),
@@ -254,6 +260,13 @@ def index_rows(entries: list[Entry], validations: dict[str, view.Validation] | N
                 "roofline": round(roof["share"]) if roof and "share" in roof else None,
                 "workload": (run.workload.describe() if run.workload else "not stated") if run else "",
                 "partial": view.partial_note(run),
+                "capacity": (cap.rps or 0.0) if cap else None,
+                "capacity_text": openloop.capacity_figure(cap) if cap else None,
+                "capacity_slo": slo.describe() if slo else None,
+                "capacity_short": openloop.slo_short(slo) if slo else None,
+                "capacity_workload": (
+                    searched.describe if searched and run is not None and searched.run is not run else None
+                ),
                 "text": " ".join([recipe.title, recipe.model, *recipe.serving.flags]).lower(),
                 "vllm": " ".join(accepted_by(validation.drift)) if validation else "",
             }
@@ -276,6 +289,7 @@ SORTS = [
     ("best", "Best generation"),
     ("memory", "Memory per node"),
     ("verified", "Verified"),
+    ("capacity", "Capacity within its latency objective"),
 ]
 """The index's 'sort by' choices: (column key, label); numbers sort highest first, memory lowest first."""
 INDEX_LEAD = (
@@ -354,13 +368,27 @@ def render_compare(model: str, platform: str, entries: list[Entry]) -> Page:
         }
         for m in members
     }
+    cap_groups, cap_apart = capacity_groups(members)
+    capacities = (
+        " Capacities are ranked only under the same workload and the same latency objective."
+        if cap_groups or cap_apart
+        else ""
+    )
     lead = paragraphs(
         f"Recipes for `{model}` on the `{platform}` platform. Figures are put side by side only when the runs measured "
         "the same workload (tool, prompts, lengths, repetitions); set-ups with more machines are ranked by throughput "
-        "per node. Everything else is listed apart, with the reason."
+        f"per node.{capacities} Everything else is listed apart, with the reason."
     )
     body = render(
-        "compare.html.j2", groups=groups, apart=apart, about=about, charts=[_group_charts(model, g) for g in groups]
+        "compare.html.j2",
+        groups=groups,
+        apart=apart,
+        about=about,
+        charts=[_group_charts(model, g) for g in groups],
+        cap_groups=cap_groups,
+        cap_apart=cap_apart,
+        cap_figure=openloop.capacity_figure,
+        bracket=openloop.bracket_text,
     )
     title = f"{model} on {platform}: recipes compared"
     return Page(

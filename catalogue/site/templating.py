@@ -24,6 +24,16 @@ def fmt_num(value: Any) -> str:
     return f"{number:,.1f}" if abs(number) >= 100 else f"{number:,.2f}".rstrip("0").rstrip(".")
 
 
+def fmt_rate(value: Any) -> str:
+    """A request rate as measured or probed: up to four significant figures ('2.875', '0.5', '12.5', '1,234')."""
+    if value is None or value == "":
+        return "—"
+    number = float(value)
+    if number >= 1000:
+        return f"{number:,.0f}"
+    return f"{float(f'{number:.4g}'):g}"
+
+
 def code(text: str) -> Markup:
     """Inline code."""
     return Markup(code_html(text))
@@ -44,7 +54,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(num=fmt_num, code=code, codeblock=code_block, inline=inline, prose=paragraphs)
+    env.filters.update(num=fmt_num, rps=fmt_rate, code=code, codeblock=code_block, inline=inline, prose=paragraphs)
     return env
 
 

@@ -153,13 +153,13 @@ class WorkloadRuns:
 
 
 def workloads(entry: Entry, headline: tuple | None = None) -> list[WorkloadRuns]:
-    """The newest run of each workload key (runs with a concurrency sweep), newest workload first; `headline`
-    (a workload key the recipe names) first when given. A run that stopped part-way is shown only while its
-    workload has no complete run."""
+    """The newest run of each workload key (runs with a concurrency sweep or open-loop rate levels), newest
+    workload first; `headline` (a workload key the recipe names) first when given. A run that stopped part-way is
+    shown only while its workload has no complete run."""
     if headline is None and entry.recipe.headline_workload is not None:  # the recipe's own choice, matched by key
         headline = entry.recipe.headline_workload.key
     groups: dict[tuple | None, list[BenchmarkRun]] = {}
-    for run in sorted((r for r in entry.runs if r.levels), key=run_order, reverse=True):
+    for run in sorted((r for r in entry.runs if r.levels or r.rates), key=run_order, reverse=True):
         groups.setdefault(workload_key(run), []).append(run)
     out = []
     for key, runs in groups.items():
@@ -171,10 +171,16 @@ def workloads(entry: Entry, headline: tuple | None = None) -> list[WorkloadRuns]
 
 
 def headline_run(entry: Entry, headline: tuple | None = None) -> BenchmarkRun | None:
-    """The run the index and the roofline quote: the first workload's shown run (never a partial run while a
-    complete run of the same workload exists)."""
-    found = workloads(entry, headline)
+    """The run the index and the roofline quote: the shown run of the first workload with a concurrency sweep
+    (never a partial run while a complete run of the same workload exists)."""
+    found = [w for w in workloads(entry, headline) if w.run.levels]
     return found[0].run if found else None
+
+
+def capacity_run(entry: Entry) -> WorkloadRuns | None:
+    """The first workload (in page order) whose shown run carries a capacity search's result: what the index's
+    capacity column quotes."""
+    return next((w for w in workloads(entry) if w.run.capacity is not None and w.run.slo is not None), None)
 
 
 def partial_note(run: BenchmarkRun | None) -> str | None:

@@ -1,0 +1,191 @@
+"""Open-loop levels on a recipe page: the capacity headline in each state, the rate table, the latency–load charts."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import re
+
+from catalogue.benchmark import BenchmarkRun
+from catalogue.loading import Entry
+from catalogue.site import openloop
+from catalogue.site.pages import render_recipe
+
+
+def _run(entry: Entry) -> BenchmarkRun:
+    return entry.runs[-1]
+
+
+def with_run(entry: Entry, **update) -> Entry:
+    """The entry with its run changed (a copy; the fixture stays as loaded)."""
+    return dataclasses.replace(entry, runs=[_run(entry).model_copy(update=update)])
+
+
+def with_capacity(entry: Entry, **update) -> Entry:
+    cap = _run(entry).capacity
+    assert cap is not None
+    return with_run(entry, capacity=cap.model_copy(update=update))
+
+
+def _headline(page: str) -> str:
+    box = page.split('id="workload-1-capacity">')[1].split("</div>")[0]
+    return html.unescape(re.sub(r"<[^>]+>", "", box)).strip()
+
+
+def _rates_table(page: str) -> list[list[str]]:
+    table = page.split('<table class="rc-perf rc-rates">')[1].split("</table>")[0]
+    body = table.split("<tbody>")[1]
+    return [
+        [html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body)
+    ]
+
+
+def test_a_pinned_capacity_is_stated_with_its_objective_and_bracket(capacity_entry):
+    run = _run(capacity_entry)
+    cap = run.capacity
+    assert cap is not None and cap.converged and cap.rps == 2.875 and cap.upper_rps == 3.162
+    text = _headline(render_recipe(capacity_entry).markdown())
+    assert text.startswith("Serves 2.8 req/s within p95 TTFT ≤ 1 s and p95 TPOT ≤ 50 ms")
+    assert "(≈ 11 requests in flight at this workload), measured on 2026-11-25 with vLLM 0.32.0." in text
+    assert (
+        "pinned it to within 10 %: 2.875 req/s met" in text
+        and "3.162 req/s did not (p95 TTFT 1,348 ms > 1,000 ms)" in text
+    )
+    assert "3 probes" in text
+
+
+def test_a_search_that_stopped_early_says_why_and_gives_its_bracket(capacity_entry):
+    stopped = "the time budget of 1200 s ran out"
+    entry = with_capacity(capacity_entry, converged=False, stopped=stopped, rps=2.69, upper_rps=3.162)
+    text = _headline(render_recipe(entry).markdown())
+    assert text.startswith("Serves at least 2.6 req/s within p95 TTFT ≤ 1 s")
+    assert f"The search did not pin it down: {stopped}." in text
+    assert "3.162 req/s did not" in text and "the capacity lies between them" in text
+    open_top = with_capacity(capacity_entry, converged=False, stopped=stopped, upper_rps=None)
+    assert "no higher rate was measured, so the capacity may be higher" in _headline(render_recipe(open_top).markdown())
+
+
+def test_when_even_the_lowest_rate_misses_the_page_says_so_and_keeps_the_rows(capacity_entry):
+    stopped = (
+        "even the lowest rate probed, 0.5 req/s, misses the SLO (p95 TTFT 1,200 ms > 1,000 ms): "
+        "nothing down to 0.5 req/s met it"
+    )
+    entry = with_capacity(
+        capacity_entry, rps=None, upper_rps=0.5, converged=False, stopped=stopped, concurrent_requests=None
+    )
+    page = render_recipe(entry).markdown()
+    text = _headline(page)
+    assert text.startswith(
+        "No rate tried meets the objective (p95 TTFT ≤ 1 s and p95 TPOT ≤ 50 ms): even the lowest, 0.5 req/s, missed it"
+    )
+    assert f"The capacity search stopped: {stopped}." in text and "Serves" not in text
+    assert len(_rates_table(page)) == len(_run(entry).rates)
+    assert "rc-capacity-badge" not in page  # no row is the capacity
+
+
+def test_without_a_search_the_highest_planned_rate_that_met_is_named(capacity_entry):
+    planned = [lv for lv in _run(capacity_entry).rates if lv.probe is None]
+    page = render_recipe(with_run(capacity_entry, capacity=None, rates=planned)).markdown()
+    assert 'class="rc-capacity ' not in page
+    assert "No capacity search in this run. Of the rates measured, the highest that met p95 TTFT ≤ 1 s" in page
+    assert "<strong>2 req/s</strong>; the next one up, 5 req/s, missed it" in page
+
+
+def test_rate_table_rows_by_offered_rate_with_probes_marked(capacity_entry):
+    page = render_recipe(capacity_entry).markdown()
+    rows = _rates_table(page)
+    run = _run(capacity_entry)
+    assert [r[1] for r in rows] == ["0.5", "1", "2", "2.69", "2.875", "3.162", "5"]
+    assert [r[0] for r in rows] == ["planned"] * 3 + ["probe 2", "probe 3 capacity", "probe 1", "planned"]
+    by_offered = {r[1]: r for r in rows}
+    assert by_offered["3.162"][3] == "p95 TTFT 1,348 ms > 1,000 ms"
+    assert by_offered["5"][3] == "saturated: achieved 3.61 of 5 req/s offered"
+    assert by_offered["2.875"][3:7] == ["✓ meets", "2.713", "95.3 %", "0 of 87"]
+    capacity_level = next(lv for lv in run.rates if lv.offered_rps == 2.875)
+    assert by_offered["2.875"][8] == f"{capacity_level.ttft_ms.p95:,.1f}"  # TTFT p95, the objective's percentile
+    header = page.split('<table class="rc-perf rc-rates">')[1].split("</thead>")[0]
+    assert "TTFT p95 (ms)" in header and "TPOT p95 (ms)" in header and "E2E p95 (ms)" in header
+    saturated = page.split("<td>5</td>")[1].split("</tr>")[0]
+    assert saturated.count('class="rc-miss"') == 2  # TTFT p95 and TPOT p95 over their limits
+
+
+def test_latency_charts_draw_the_limit_the_capacity_and_probes_apart(capacity_entry):
+    run = _run(capacity_entry)
+    charts = openloop.latency_charts(run, "t")
+    assert len(charts) == 2  # TTFT and TPOT; E2E only when the objective limits it
+    ttft, tpot = charts
+    assert "TTFT against load (p50 and p95)" in ttft and "TPOT against load" in tpot
+    assert 'class="rc-rule"' in ttft and "SLO: p95 ≤ 1,000 ms" in ttft and "SLO: p95 ≤ 50 ms" in tpot
+    assert ttft.count('class="rc-mark"') == 1 and "capacity 2.8 req/s" in ttft
+    probes = sum(lv.probe is not None for lv in run.rates)
+    assert ttft.count('class="rc-pt rc-probe"') == 2 * probes  # p50 and p95 of each probe
+    assert ttft.count('class="rc-pt"') == 2 * (len(run.rates) - probes)
+    xs = {float(x) for x in re.findall(r'data-x="([\d.]+)"', ttft)}
+    assert xs == {lv.achieved_rps for lv in run.rates}  # against the achieved rate, not the offered one
+    assert "TTFT p95: 974 ms at 2.846 req/s achieved (offered 2.875, probe 3)" in html.unescape(ttft)
+    with_e2e = run.model_copy(update={"slo": run.slo.model_copy(update={"e2el": 6000.0})})
+    assert len(openloop.latency_charts(with_e2e, "t")) == 3
+
+
+def test_every_string_of_a_rate_level_is_escaped(capacity_entry):
+    run = _run(capacity_entry)
+    rates = [lv.model_copy(update={"label": "<script>x</script>", "probe": None}) for lv in run.rates[:2]]
+    rates.append(run.rates[-1].model_copy(update={"verdict": "<b>missed</b> & more"}))
+    cap = run.capacity.model_copy(update={"converged": False, "stopped": "<img src=x onerror=alert(1)>"})
+    page = render_recipe(with_run(capacity_entry, rates=rates, capacity=cap)).markdown()
+    assert "<script>" not in page and "<img" not in page and "<b>missed" not in page
+    assert "&lt;script&gt;x&lt;/script&gt;" in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "&lt;b&gt;missed&lt;/b&gt; &amp; more" in page
+
+
+def test_a_run_with_rates_only_gets_its_own_section(capacity_entry):
+    """An import of an open-loop tool (GuideLLM, AIPerf) gives rate levels without a concurrency sweep."""
+    rates_only = _run(capacity_entry).model_copy(
+        update={
+            "levels": [],
+            "capacity": None,
+            "slo": None,
+            "workload": _run(capacity_entry).workload.model_copy(update={"tool": "guidellm"}),
+            "rates": [lv.model_copy(update={"verdict": None, "probe": None}) for lv in _run(capacity_entry).rates],
+        }
+    )
+    entry = dataclasses.replace(capacity_entry, runs=[*capacity_entry.runs, rates_only])
+    page = render_recipe(entry).markdown()
+    assert page.count('<table class="rc-perf rc-rates">') == 2 and page.count('<table class="rc-perf">') == 1
+    second = page.split('<h3 id="workload-2">')[1].split("<h2")[0]
+    assert "guidellm" in page.split('<h3 id="workload-2">')[1].split("</h3>")[0]
+    assert "no latency objective" in second and "Against the objective" not in second
+    assert "<td>planned</td>" in second  # the runner's planned rates (this copy keeps the measured provenance)
+    imported = rates_only.model_copy(
+        update={
+            "provenance": {"method": "imported", "source_title": "a GuideLLM report", "source": "benchmarks.json"},
+        }
+    )
+    imported = type(rates_only).model_validate(dict(imported))
+    rows = openloop.rows(imported)
+    assert {r.name for r in rows} == {"imported"}
+
+
+def test_rate_words():
+    assert [openloop.rate_floor(v) for v in (2.875, 12.7, 0.257, 3.1, 150.9)] == ["2.8", "12", "0.25", "3.1", "150"]
+    assert [openloop.rate_text(v) for v in (2.875, 0.5, 3.0, 1234.5, None)] == ["2.875", "0.5", "3", "1,234", "—"]
+
+
+def test_a_search_cut_short_says_so_and_keeps_its_probes(capacity_entry):
+    run = _run(capacity_entry)
+    probes = [lv for lv in run.rates if lv.probe is not None]
+    cut = with_run(
+        capacity_entry, capacity=None, complete=False, incomplete_reason="the server died during probe 4 (node local)"
+    )
+    page = render_recipe(cut).markdown()
+    assert (
+        "The capacity search did not finish in this run</strong> (the server died during probe 4 (node local))" in page
+    )
+    assert f"its {len(probes)} probes so far are in the table below, and <code>--resume</code> finishes it" in page
+    assert "No capacity search in this run" not in page
+    assert (
+        "Of the rates measured, the highest that met p95 TTFT ≤ 1 s and p95 TPOT ≤ 50 ms was <strong>2.875 req/s"
+        in page
+    )
+    assert len(_rates_table(page)) == len(run.rates)
