@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,17 @@ def code_block(text: str) -> Markup:
     return Markup(f'<div class="highlight"><pre>{code_html(text)}</pre></div>')
 
 
+TIMING = re.compile(
+    r"^(\S+: [\d.]+ s wall\b|preflight and provenance took |server healthy after |router live after |ray cluster of )"
+)
+"""Notes the runner writes about its own timing (per level, boot, router): kept, but folded away on the page."""
+
+
+def timing_notes(notes: list[str], timing: bool) -> list[str]:
+    """The runner's timing notes (`timing`), or every other note."""
+    return [note for note in notes if bool(TIMING.match(note)) == timing]
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """Autoescaping on, so every recipe string is HTML-escaped; block tags leave no blank lines."""
@@ -55,6 +67,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(num=fmt_num, rps=fmt_rate, code=code, codeblock=code_block, inline=inline, prose=paragraphs)
+    env.filters.update(timings=lambda notes: timing_notes(notes, True), facts=lambda notes: timing_notes(notes, False))
     return env
 
 
