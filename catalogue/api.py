@@ -277,16 +277,37 @@ def api_schemas() -> dict[str, str]:
     }
 
 
+class KeptDocuments:
+    """What a long-lived process (`mkdocs serve`) keeps between builds: each recipe's index row and document
+    text while its entry and flag check are the same objects (catalogue.site.build.Rebuilds keeps those
+    while the recipe's files are unchanged), and the schemas. A kept document keeps its `generated_at`."""
+
+    def __init__(self) -> None:
+        self.recipes: dict[str, tuple[Entry, Validation, IndexRecipe, str]] = {}
+        self.schemas: dict[str, str] | None = None
+
+
 def api_documents(
-    recipes: Sequence[tuple[Entry, Validation]], generated_at: dt.datetime | None = None
+    recipes: Sequence[tuple[Entry, Validation]],
+    generated_at: dt.datetime | None = None,
+    kept: KeptDocuments | None = None,
 ) -> dict[str, str]:
     """Path (relative to the site root) -> text of every API file: the index, one document per published
-    recipe (examples, `publish: false`, are left out) and the two schemas."""
+    recipe (examples, `publish: false`, are left out) and the two schemas. With `kept`, a recipe whose
+    entry and check are the objects of the last call is not written again."""
     when = generated_at or build_time()
-    published = sorted(((e, v) for e, v in recipes if e.recipe.publish), key=lambda pair: pair[0].id)
-    index = ApiIndex(version=API_VERSION, generated_at=when, recipes=[index_recipe(e, v) for e, v in published])
+    kept = kept or KeptDocuments()
+    parts = {}
+    for entry, validation in sorted(((e, v) for e, v in recipes if e.recipe.publish), key=lambda p: p[0].id):
+        known = kept.recipes.get(entry.id)
+        if known is None or known[0] is not entry or known[1] is not validation:
+            text = recipe_document(entry, validation, when).model_dump_json(indent=2) + "\n"
+            known = (entry, validation, index_recipe(entry, validation), text)
+        parts[entry.id] = known
+    kept.recipes = parts
+    index = ApiIndex(version=API_VERSION, generated_at=when, recipes=[part[2] for part in parts.values()])
     files = {INDEX_PATH: index.model_dump_json(indent=2) + "\n"}
-    for entry, validation in published:
-        document = recipe_document(entry, validation, when)
-        files[recipe_document_path(entry.id)] = document.model_dump_json(indent=2) + "\n"
-    return {**files, **api_schemas()}
+    files.update({recipe_document_path(recipe_id): part[3] for recipe_id, part in parts.items()})
+    if kept.schemas is None:
+        kept.schemas = api_schemas()
+    return {**files, **kept.schemas}

@@ -61,6 +61,10 @@ class CatalogueHooks:
         """Whether generated pages outside the nav render through the theme shell."""
         self.adapter: ModuleType | None = None
         """catalogue.site.mkdocs_adapter as imported for this build."""
+        self.preview: Any = None
+        """`mkdocs serve`: the adapter's Preview (pages carried over between rebuilds); made again with the code."""
+        self.api_kept: Any = None
+        """`mkdocs serve`: catalogue.api.KeptDocuments (documents of unchanged recipes); made again with the code."""
 
     def build_module(self) -> ModuleType:
         """catalogue.site.build, re-imported (with the adapter) when the catalogue's code changed (mkdocs serve)."""
@@ -68,8 +72,12 @@ class CatalogueHooks:
         if self.code_stamp is not None and stamp != self.code_stamp:
             for name in [m for m in sys.modules if m == "catalogue" or m.startswith("catalogue.")]:
                 del sys.modules[name]
+            self.preview = self.api_kept = None
         self.code_stamp = stamp
         self.adapter = importlib.import_module("catalogue.site.mkdocs_adapter")
+        if self.serving and self.preview is None:
+            self.preview = self.adapter.Preview()
+            self.api_kept = importlib.import_module("catalogue.api").KeptDocuments()
         return importlib.import_module("catalogue.site.build")
 
     def files(self, files: Files, config: MkDocsConfig) -> Files:
@@ -92,10 +100,13 @@ class CatalogueHooks:
         self.generated = dict(build.pages)
         for file in [f for f in files if _unused_theme_file(f.src_uri, config)]:
             files.remove(file)
-        for path in build.pages:
-            files.append(File.generated(config, path, content=""))
+        if self.preview is not None:
+            self.preview.add_files(config, files, build.pages)
+        else:
+            for file in importlib.import_module("catalogue.site.mkdocs_adapter").page_files(config, build.pages):
+                files.append(file)
         api = importlib.import_module("catalogue.api")  # the JSON API (api/v1/): static files beside the pages
-        for path, text in api.api_documents(build.recipes).items():
+        for path, text in api.api_documents(build.recipes, kept=self.api_kept).items():
             files.append(File.generated(config, path, content=text))
         return files
 
@@ -132,7 +143,23 @@ class CatalogueHooks:
             return output
         adapter = self.adapter
         assert adapter is not None, "on_files runs first"
-        return adapter.splice(INDENT.sub("\n", output), adapter.page_content(generated)[1])
+        output = adapter.splice(INDENT.sub("\n", output), adapter.page_content(generated)[1])
+        if self.preview is not None:
+            self.preview.rendered(page.file.src_uri, output)
+        return output
+
+    def post_build(self, config: MkDocsConfig) -> None:
+        if self.preview is not None:
+            self.preview.post_build(config.site_dir)
+            log.info(
+                "catalogue: %d generated page(s) rendered, %d carried over",
+                len(self.preview.last_rendered),
+                len(self.generated) - len(self.preview.last_rendered),
+            )
+
+    def build_error(self) -> None:
+        if self.preview is not None:
+            self.preview.forget()
 
 
 HOOKS = CatalogueHooks()
@@ -180,3 +207,12 @@ def on_page_content(html: str, page: MkDocsPage, config: MkDocsConfig, files: Fi
 
 def on_post_page(output: str, page: MkDocsPage, config: MkDocsConfig) -> str:
     return HOOKS.post_page(output, page)
+
+
+@event_priority(-100)  # after the search plugin has written its index
+def on_post_build(config: MkDocsConfig) -> None:
+    HOOKS.post_build(config)
+
+
+def on_build_error(error: Exception) -> None:
+    HOOKS.build_error()

@@ -19,7 +19,7 @@ from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.forking import split_map
 from catalogue.loading import Entry, load_entry, recipe_folders
 from catalogue.site.page import Page
-from catalogue.site.pages import page_jobs, recipe_body, recipe_path
+from catalogue.site.pages import compared_ids, comparison_groups, page_jobs, recipe_body, recipe_path
 from catalogue.site.view import Validation
 
 
@@ -121,8 +121,12 @@ class Rebuilds:
     by the signature of its files and of everything its check depends on."""
 
     prepared: dict[Path, tuple[tuple, Prepared | Broken]] = field(default_factory=dict)
+    pages: dict[str, tuple[Prepared, bool, Page]] = field(default_factory=dict)
+    """Recipe id -> its page as last rendered, from which Prepared, and whether it linked a comparison."""
     checkers: tuple[tuple, ArgvChecker, list[SnapshotChecker]] | None = None
     """The flag checkers and the signature of what they were made from."""
+    signatures: dict[Path, tuple] = field(default_factory=dict)
+    """Each folder's signature as `reuse` took it in this build."""
 
     def current_checkers(self) -> tuple[ArgvChecker, list[SnapshotChecker], bool]:
         """(upstream checker, release checkers, whether they were just made): made again when a snapshot
@@ -137,16 +141,33 @@ class Rebuilds:
     def reuse(self, folders: list[Path], context: tuple) -> tuple[dict[Path, Prepared | Broken], list[Path]]:
         """Prepared recipes whose signature is unchanged, and the folders that must be prepared again."""
         kept, stale = {}, []
+        self.signatures = {folder: (context, _file_stats(folder)) for folder in folders}
         for folder in folders:
             known = self.prepared.get(folder)
-            if known is not None and known[0] == (context, _file_stats(folder)):
+            if known is not None and known[0] == self.signatures[folder]:
                 kept[folder] = known[1]
             else:
                 stale.append(folder)
         return kept, stale
 
-    def remember(self, folders: list[Path], prepared: list[Prepared | Broken], context: tuple) -> None:
-        self.prepared = {folder: ((context, _file_stats(folder)), p) for folder, p in zip(folders, prepared)}
+    def remember(self, folders: list[Path], prepared: list[Prepared | Broken]) -> None:
+        """Keep this build's prepared recipes under the signatures `reuse` took (before they were read)."""
+        self.prepared = {folder: (self.signatures[folder], p) for folder, p in zip(folders, prepared)}
+
+    def rendered_pages(self, publishable: list[Prepared]) -> dict[str, tuple[bool, Page]]:
+        """Recipe pages rendered last time from the very Prepared objects of this build (see pages.page_jobs)."""
+        return {
+            p.entry.id: (known[1], known[2])
+            for p in publishable
+            if (known := self.pages.get(p.entry.id)) is not None and known[0] is p
+        }
+
+    def remember_pages(self, publishable: list[Prepared], pages: dict[str, Page], compared: set[str]) -> None:
+        self.pages = {
+            p.entry.id: (p, p.entry.id in compared, pages[recipe_path(p.entry)])
+            for p in publishable
+            if recipe_path(p.entry) in pages
+        }
 
 
 def _file_stats(folder: Path) -> tuple:
@@ -205,7 +226,7 @@ def generate(
         )
         prepared = [kept.get(folder) or fresh[folder] for folder in folders]
         if rebuilds:
-            rebuilds.remember(folders, prepared, context)
+            rebuilds.remember(folders, prepared)
         broken = [p for p in prepared if isinstance(p, Broken)]
         good = [p for p in prepared if isinstance(p, Prepared)]
         refused = [b.error for b in broken] + [str(f) for p in good for f in p.validation.errors]
@@ -220,11 +241,14 @@ def generate(
             [p.entry for p in publishable],
             {p.entry.id: p.validation for p in publishable},
             {p.entry.id: p.body for p in publishable if p.body is not None},
+            rebuilds.rendered_pages(publishable) if rebuilds else None,
         )
         pages = split_map(lambda batch: [job() for job in batch], jobs) + [b.page() for b in broken]
-    return SiteBuild(
-        {page.path: page for page in pages}, checker.source, refused, [(p.entry, p.validation) for p in publishable]
-    )
+        by_path = {page.path: page for page in pages}
+        if rebuilds:
+            compared = compared_ids(comparison_groups([p.entry for p in publishable]))
+            rebuilds.remember_pages(publishable, by_path, compared)
+    return SiteBuild(by_path, checker.source, refused, [(p.entry, p.validation) for p in publishable])
 
 
 SERVE_REBUILDS = Rebuilds()

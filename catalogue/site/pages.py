@@ -423,24 +423,46 @@ def render_compare_index(groups: dict[tuple[str, str], list[Entry]]) -> Page:
 
 
 def page_jobs(
-    entries: list[Entry], validations: dict[str, view.Validation] | None = None, bodies: dict[str, str] | None = None
+    entries: list[Entry],
+    validations: dict[str, view.Validation] | None = None,
+    bodies: dict[str, str] | None = None,
+    rendered: dict[str, tuple[bool, Page]] | None = None,
 ) -> list[Callable[[], Page]]:
     """One call per generated page, each independent of the others (so they can run in any process).
 
-    `bodies` are recipe bodies already rendered, by id.
+    `bodies` are recipe bodies already rendered, by id; `rendered`, whole recipe pages already rendered
+    from the same entry and validation, by id, with whether they link a comparison page (`compared_ids`).
     """
-    validations, bodies = validations or {}, bodies or {}
+    validations, bodies, rendered = validations or {}, bodies or {}, rendered or {}
     published = [e for e in entries if e.recipe.publish]
-    groups = view.comparable_groups(published)
-    grouped = {e.id for members in groups.values() for e in members}
+    groups = comparison_groups(entries)
+    compared = compared_ids(groups)
     jobs: list[Callable[[], Page]] = [partial(render_index, published, validations)]
     for e in entries:
+        known = rendered.get(e.id)
+        if known is not None and known[0] == (e.id in compared):
+            jobs.append(partial(_same, known[1]))
+            continue
         validation = validations.get(e.id)
         body = bodies.get(e.id) or recipe_body(e, validation)
-        jobs.append(partial(recipe_page, e, validation, body, e.id in grouped))
+        jobs.append(partial(recipe_page, e, validation, body, e.id in compared))
     jobs.append(partial(render_compare_index, groups))  # the nav links to it, so it exists even when empty
     jobs += [partial(render_compare, model, platform, members) for (model, platform), members in groups.items()]
     return jobs
+
+
+def comparison_groups(entries: list[Entry]) -> dict[tuple[str, str], list[Entry]]:
+    """The comparison pages' groups: published recipes by model and platform (see view.comparable_groups)."""
+    return view.comparable_groups([e for e in entries if e.recipe.publish])
+
+
+def compared_ids(groups: dict[tuple[str, str], list[Entry]]) -> set[str]:
+    """Recipes that have a comparison page (their page links to it)."""
+    return {e.id for members in groups.values() for e in members}
+
+
+def _same(page: Page) -> Page:
+    return page
 
 
 def build_pages(
