@@ -229,11 +229,11 @@ class Preview:
             last = known.get(path)
             if last is not None and last[0] == page and path not in in_nav:
                 file = File.generated(config, path, content="", inclusion=InclusionLevel.EXCLUDED)
-                rebuild.carried[path] = (file.url, file.abs_dest_path, last[1])
+                rebuild.carried[path] = (_page_url(file), file.abs_dest_path, last[1])
             else:
                 file = File.generated(config, path, content="")
             files.append(file)
-        rebuild.order = [f.url for f in files if f.is_documentation_page()]
+        rebuild.order = [_page_url(f) for f in files if f.is_documentation_page()]
         self.current = rebuild
 
     def rendered(self, path: str, output: str) -> None:
@@ -270,6 +270,11 @@ def _signature(config: MkDocsConfig, files: Files, pages: dict[str, Page]) -> tu
     nav = _nav_paths(config["nav"]) if config["nav"] is not None else set(pages)
     titles = tuple((path, pages[path].meta["title"]) for path in sorted(nav) if path in pages)
     return tuple(stats), tuple(pages), titles
+
+
+def _page_url(file: File) -> str:
+    """The page's URL as the search index writes it (MkDocs' Page.url: the home page's is empty)."""
+    return "" if file.url in (".", "./") else file.url
 
 
 def _stat(path: str) -> tuple[int, int] | None:
