@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
@@ -34,8 +34,6 @@ class Slo(Strict):
     e2el: PositiveFloat | None = Field(
         None, description="End-to-end request latency limit, ms (vLLM goodput key `e2el`)."
     )
-
-    KEYS: ClassVar[tuple[str, ...]] = GOODPUT_KEYS
 
     @model_validator(mode="before")
     @classmethod
