@@ -123,9 +123,10 @@ def pr_check(session: nox.Session) -> None:
 
 @nox.session
 def serve(session: nox.Session) -> None:
-    """Live preview on http://127.0.0.1:8000; recipe edits reload without a restart."""
+    """Live preview on http://127.0.0.1:8000; recipe edits reload without a restart. `--dirty`: a rebuild
+    leaves unchanged files in place and deletes dropped ones (catalogue/site/mkdocs_preview.py)."""
     session.install("-e", ".[site]")
-    session.run("mkdocs", "serve", *session.posargs, env=SITE_ENV)
+    session.run("mkdocs", "serve", "--dirty", *session.posargs, env=SITE_ENV)
 
 
 @nox.session

@@ -120,14 +120,16 @@ def bench_build(sizes: list[int], repeats: int = 5) -> None:
             )
 
 
-def bench_serve_edit(n: int = 100, edits: int = 5) -> None:
-    """Time from a YAML edit to the new text served by `mkdocs serve`, `edits` times on one catalogue."""
-    print(f"\n## mkdocs serve: YAML edit visible ({n} recipes, {edits} edits)")
+def bench_serve_edit(n: int = 100, edits: int = 5, dirty: bool = True) -> None:
+    """Time from a YAML edit to the new text served by `mkdocs serve` (`--dirty`, as `nox -s serve` runs it,
+    or plain), `edits` times on one catalogue."""
+    command = "mkdocs serve --dirty (nox -s serve)" if dirty else "plain mkdocs serve"
+    print(f"\n## {command}: YAML edit visible ({n} recipes, {edits} edits)")
     with tempfile.TemporaryDirectory() as tmp:
         root = make_catalogue(Path(tmp) / "recipes", n)
         port = _free_port()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
+            [sys.executable, "-m", "mkdocs", "serve", *(["--dirty"] if dirty else []), "-a", f"127.0.0.1:{port}"],
             cwd=REPO,
             env=_env(CATALOGUE_RECIPE_ROOTS=_roots(root)),
             stdout=subprocess.DEVNULL,
@@ -278,6 +280,7 @@ def main() -> None:
     if "serve" in args.parts:
         for n in (args.sizes or "100,1000").split(","):
             bench_serve_edit(int(n))
+            bench_serve_edit(int(n), dirty=False)
     if "validation" in args.parts:
         bench_validation()
     if "runner" in args.parts:

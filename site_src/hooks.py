@@ -1,7 +1,8 @@
 """MkDocs glue: add the generated pages at build time (nothing is written into docs_dir).
 
 The pages come from catalogue.site.build; what they become for MkDocs and Material (front matter,
-content, splicing, the theme shell) lives in catalogue.site.mkdocs_adapter. The state of one MkDocs
+content, splicing, the theme shell) lives in catalogue.site.mkdocs_adapter, and what a `mkdocs serve`
+rebuild carries over from the last one in catalogue.site.mkdocs_preview. The state of one MkDocs
 process is kept on one `CatalogueHooks` object; the module-level functions are MkDocs' hook names.
 """
 
@@ -51,6 +52,8 @@ class CatalogueHooks:
     def __init__(self) -> None:
         self.serving = False
         """`mkdocs serve`: recipes whose files did not change are not prepared again; errors show on pages."""
+        self.dirty = False
+        """`mkdocs serve --dirty`: files a rebuild does not change stay in the site folder (see mkdocs_preview)."""
         self.code_stamp: float | None = None
         """Newest modification time of the catalogue's code, to re-import it when it changes under serve."""
         self.generated: dict[str, Any] = {}
@@ -62,9 +65,16 @@ class CatalogueHooks:
         self.adapter: ModuleType | None = None
         """catalogue.site.mkdocs_adapter as imported for this build."""
         self.preview: Any = None
-        """`mkdocs serve`: the adapter's Preview (pages carried over between rebuilds); made again with the code."""
+        """`mkdocs serve`: mkdocs_preview.Preview (what a rebuild carries over); made again with the code."""
         self.api_kept: Any = None
         """`mkdocs serve`: catalogue.api.KeptDocuments (documents of unchanged recipes); made again with the code."""
+
+    def start(self, command: str, dirty: bool) -> None:
+        """A new MkDocs command in this process: what a serve rebuild carries over is made afresh."""
+        self.serving, self.dirty = command == "serve", command == "serve" and dirty
+        self.preview = self.api_kept = None
+        warning = importlib.import_module("catalogue.site.mkdocs_preview").DirtyWarning
+        warning().install() if self.dirty else warning.uninstall()  # logged before on_files: filter it from here
 
     def build_module(self) -> ModuleType:
         """catalogue.site.build, re-imported (with the adapter) when the catalogue's code changed (mkdocs serve)."""
@@ -76,7 +86,7 @@ class CatalogueHooks:
         self.code_stamp = stamp
         self.adapter = importlib.import_module("catalogue.site.mkdocs_adapter")
         if self.serving and self.preview is None:
-            self.preview = self.adapter.Preview()
+            self.preview = importlib.import_module("catalogue.site.mkdocs_preview").Preview(self.dirty)
             self.api_kept = importlib.import_module("catalogue.api").KeptDocuments()
         return importlib.import_module("catalogue.site.build")
 
@@ -100,13 +110,14 @@ class CatalogueHooks:
         self.generated = dict(build.pages)
         for file in [f for f in files if _unused_theme_file(f.src_uri, config)]:
             files.remove(file)
-        if self.preview is not None:
-            self.preview.add_files(config, files, build.pages)
-        else:
-            for file in importlib.import_module("catalogue.site.mkdocs_adapter").page_files(config, build.pages):
-                files.append(file)
         api = importlib.import_module("catalogue.api")  # the JSON API (api/v1/): static files beside the pages
-        for path, text in api.api_documents(build.recipes, kept=self.api_kept).items():
+        documents = api.api_documents(build.recipes, kept=self.api_kept)
+        if self.preview is not None:
+            self.preview.add_files(config, files, build.pages, documents)
+            return files
+        for file in importlib.import_module("catalogue.site.mkdocs_adapter").page_files(config, build.pages):
+            files.append(file)
+        for path, text in documents.items():
             files.append(File.generated(config, path, content=text))
         return files
 
@@ -172,7 +183,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 
 
 def on_startup(command: str, dirty: bool) -> None:
-    HOOKS.serving = command == "serve"
+    HOOKS.start(command, dirty)
 
 
 def on_serve(server: LiveReloadServer, config: MkDocsConfig, builder: Any) -> LiveReloadServer:

@@ -1,5 +1,7 @@
 """`mkdocs serve` rebuilds render only the generated pages that changed: every page carried over is byte for
-byte what a full render gives, search index included, and the pages that list an edited recipe are rendered."""
+byte what a full render gives, search index included, and the pages that list an edited recipe are rendered.
+Each test runs twice: as `mkdocs serve` (the site folder emptied, carried pages written back) and as
+`mkdocs serve --dirty` (what `nox -s serve` runs: unchanged files stay, dropped ones are deleted)."""
 
 from __future__ import annotations
 
@@ -25,58 +27,74 @@ def _files(site: Path) -> dict[str, bytes]:
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
 
 
-@pytest.fixture
-def serving(monkeypatch, tmp_path) -> Iterator[tuple[ModuleType, Path]]:
-    """The site hook in `mkdocs serve` mode, in this process, over a copy of the recipes."""
+@pytest.fixture(params=[False, True], ids=["serve", "serve-dirty"])
+def serving(request, monkeypatch, tmp_path) -> Iterator[tuple[ModuleType, Path, bool]]:
+    """The site hook in `mkdocs serve` (or `--dirty`) mode, in this process, over a copy of the recipes."""
+    dirty = request.param
     root = tmp_path / "recipes"
     shutil.copytree(REPO / "recipes", root)
     monkeypatch.setenv("CATALOGUE_RECIPE_ROOTS", f"{root}:{REPO / 'examples'}")
     monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1795000000")  # the API documents' generated_at
     config = load_config(str(REPO / "mkdocs.yml"), site_dir=str(tmp_path / "unused"))
-    config.plugins.on_startup(command="serve", dirty=False)
+    config.plugins.on_startup(command="serve", dirty=dirty)
     hooks = sys.modules["site_src/hooks.py"]
     try:
-        yield hooks, root
+        yield hooks, root, dirty
     finally:
         config.plugins.on_startup(command="build", dirty=False)
-        hooks.HOOKS.preview = hooks.HOOKS.api_kept = None
 
 
-def _serve_build(site: Path) -> None:
-    """One rebuild as `mkdocs serve` runs it: the config read again, the site folder cleaned and written."""
+def _serve_build(site: Path, dirty: bool) -> None:
+    """One rebuild as `mkdocs serve` runs it: the config read again, the site folder cleaned (unless dirty) and
+    written. The config is strict, so MkDocs' warning about dirty builds would stop it were it not replaced."""
     config = load_config(str(REPO / "mkdocs.yml"), site_dir=str(site))
     config.site_url = SERVE_URL
-    build(config, serve_url=SERVE_URL)
+    build(config, serve_url=SERVE_URL, dirty=dirty)
+
+
+def _full_render(hooks: ModuleType, site: Path) -> dict[str, bytes]:
+    """The reference: every page rendered by MkDocs into an empty folder, by a process that has served nothing."""
+    serving = hooks.HOOKS.preview
+    hooks.HOOKS.preview = None
+    try:
+        _serve_build(site, dirty=False)
+        assert set(hooks.HOOKS.preview.last_rendered) == set(hooks.HOOKS.generated)
+    finally:
+        hooks.HOOKS.preview = serving
+    return _files(site)
+
+
+def _differences(after: dict[str, bytes], reference: dict[str, bytes]) -> list[str]:
+    """Files missing, extra, or with other bytes than in the reference (the sitemap aside)."""
+    keys = (after.keys() | reference.keys()) - NOT_CARRIED
+    return sorted(path for path in keys if after.get(path) != reference.get(path))
 
 
 def test_a_rebuild_renders_what_changed_and_equals_a_full_render(serving, tmp_path):
-    hooks, root = serving
+    hooks, root, dirty = serving
     live, full = tmp_path / "live", tmp_path / "full"
-    _serve_build(live)
+    _serve_build(live, dirty)
     preview = hooks.HOOKS.preview
     generated = set(hooks.HOOKS.generated)
     assert set(preview.last_rendered) == generated and len(generated) > 10
     before = _files(live)
 
-    _serve_build(live)  # nothing changed: only the pages in the nav are rendered again
+    page = live / "recipes" / "gptoss-120b" / "index.html"
+    written_at = page.stat().st_mtime_ns
+    _serve_build(live, dirty)  # nothing changed: only the pages in the nav are rendered again
     assert set(preview.last_rendered) == {"index.md", "compare/index.md"}
-    assert {k: v for k, v in _files(live).items() if k not in NOT_CARRIED} == {
-        k: v for k, v in before.items() if k not in NOT_CARRIED
-    }
+    assert _differences(_files(live), before) == []
+    assert (page.stat().st_mtime_ns == written_at) is dirty  # --dirty leaves it in place; serve writes it back
 
     recipe = root / "gptoss-120b" / "recipe.yaml"
     recipe.write_text(recipe.read_text().replace("(concurrency-first)", "(edited while serving)", 1))
-    _serve_build(live)
+    _serve_build(live, dirty)
     rendered = set(preview.last_rendered)
     after = _files(live)
-    preview.forget()  # the reference: every page rendered by MkDocs
-    _serve_build(full)
-    assert set(preview.last_rendered) == generated
-    reference = _files(full)
+    reference = _full_render(hooks, full)
 
-    assert after.keys() == reference.keys()
-    assert [path for path in reference if path not in NOT_CARRIED and after[path] != reference[path]] == []
+    assert _differences(after, reference) == []
     changed = {path for path in reference if path.endswith(".html") and before.get(path) != reference[path]}
     assert "recipes/gptoss-120b/index.html" in changed and "index.html" in changed
     assert {_html_path(path) for path in rendered} >= changed  # every page whose HTML changed was rendered
@@ -92,3 +110,32 @@ def _html_path(src: str) -> str:
     """Where MkDocs writes a page (directory URLs)."""
     stem = src.removesuffix(".md")
     return "index.html" if stem == "index" else stem.removesuffix("/index") + "/index.html"
+
+
+def test_recipes_added_removed_or_unpublished_leave_no_stale_file(serving, tmp_path):
+    """A rebuild after a recipe is unpublished (its page moves to examples/, its API document goes), one is
+    added and one removed holds exactly the files of a full render: a dirty rebuild deletes what it no longer
+    makes, and renders only the pages that changed."""
+    hooks, root, dirty = serving
+    live = tmp_path / "live"
+    _serve_build(live, dirty)
+    assert "api/v1/recipes/llama31-8b-fp8.json" in _files(live)
+
+    recipe = root / "llama31-8b-fp8" / "recipe.yaml"
+    recipe.write_text(recipe.read_text().replace("\npublish: true\n", "\npublish: false\n"))
+    _serve_build(live, dirty)
+    after = _files(live)
+    assert "api/v1/recipes/llama31-8b-fp8.json" not in after and "recipes/llama31-8b-fp8/index.html" not in after
+    rendered = set(hooks.HOOKS.preview.last_rendered)
+    assert "examples/llama31-8b-fp8.md" in rendered and len(rendered) < len(hooks.HOOKS.generated) // 2
+    assert _differences(after, _full_render(hooks, tmp_path / "full-1")) == []
+
+    shutil.copytree(root / "qwen3-8b-fp8", root / "qwen3-8b-fp8-copy")
+    shutil.rmtree(root / "mistral-nemo-12b-fp8")
+    _serve_build(live, dirty)
+    after = _files(live)
+    assert "recipes/qwen3-8b-fp8-copy/index.html" in after
+    assert "recipes/qwen3-8b-fp8-copy.md" in set(hooks.HOOKS.preview.last_rendered)
+    assert len(hooks.HOOKS.preview.last_rendered) < len(hooks.HOOKS.generated) // 2
+    assert not [path for path in after if "mistral-nemo-12b-fp8" in path]
+    assert _differences(after, _full_render(hooks, tmp_path / "full-2")) == []

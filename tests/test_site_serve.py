@@ -1,4 +1,5 @@
-"""`mkdocs serve` shows a YAML edit without a restart; rebuilds prepare only what changed."""
+"""`mkdocs serve --dirty` (as `nox -s serve` runs it) shows a YAML edit without a restart, and a removed
+recipe's page goes; rebuilds prepare only what changed."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def test_serve_shows_a_yaml_edit_without_restart(recipe_copy, tmp_path):
         "CATALOGUE_RECIPE_ROOTS": os.pathsep.join([str(root), str(REPO / "examples")]),
     }
     server = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
+        [sys.executable, "-m", "mkdocs", "serve", "--dirty", "-a", f"127.0.0.1:{port}"],  # as `nox -s serve`
         cwd=REPO,
         env=env,
         stdout=log,
@@ -67,7 +68,15 @@ def test_serve_shows_a_yaml_edit_without_restart(recipe_copy, tmp_path):
         assert "recipe.yaml" in page and "Traceback" not in page and server.poll() is None
         recipe.write_text(good)
         assert _wait_for(url, "concurrency-first", 30) and server.poll() is None
-        assert "Traceback" not in (tmp_path / "serve.log").read_text()
+        # a recipe removed: its page is gone from the dirty site folder, not left behind
+        shutil.rmtree(folder)
+        deadline = time.monotonic() + 30
+        while "concurrency-first" in _served_text(url) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "concurrency-first" not in _served_text(url) and server.poll() is None
+        log_text = (tmp_path / "serve.log").read_text()
+        assert "Traceback" not in log_text and "Aborted" not in log_text
+        assert "A 'dirty' build is being performed" not in log_text and "dirty preview" in log_text
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)

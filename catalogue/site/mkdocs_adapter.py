@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import copy
 import html
-import json
-import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
 import jinja2.bccache
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.files import File
 from mkdocs.structure.toc import AnchorLink, TableOfContents
 
 from catalogue.site.page import Page
@@ -174,141 +171,3 @@ THEME_BYTECODE = MemoryBytecodeCache()
 def page_files(config: MkDocsConfig, paths: Iterable[str]) -> list[File]:
     """An empty Markdown file per generated page; its content is set after conversion (`page_content`)."""
     return [File.generated(config, path, content="") for path in paths]
-
-
-SEARCH_INDEX = "search/search_index.json"
-"""Where Material's search plugin writes its index: {"config": ..., "docs": [{"location": url#anchor, ...}]}."""
-
-
-@dataclass
-class _Rebuild:
-    """What `Preview` learns about one build before it finishes."""
-
-    signature: tuple
-    pages: dict[str, Page]
-    order: list[str]
-    """The URL of every documentation page, in the order MkDocs renders them (the search index's order)."""
-    carried: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)
-    """Path -> (URL, file it is written to, HTML) of each page carried over from the last build."""
-    rendered: dict[str, bytes] = field(default_factory=dict)
-    """Path -> HTML of each generated page MkDocs rendered in this build."""
-
-
-class Preview:
-    """`mkdocs serve`: a rebuild renders only the generated pages that changed; the others keep their last HTML.
-
-    MkDocs serve rebuilds the whole site on every edit, and each page costs it about half a millisecond
-    even when nothing in it changed. A generated page is carried over when its `Page` equals the one
-    rendered last time and nothing else its HTML depends on has changed (`signature`: the config file,
-    every file of docs_dir and of the theme's static files, the set of generated pages, the titles of the
-    ones in the nav). Pages listed in the nav are always rendered (an excluded page would become a bare
-    link in every page's nav). A carried-over page reaches MkDocs as an excluded file, so links to it
-    still resolve and nothing renders it; after the build its HTML is written back (`post_build`) and
-    its entries from the last search index are put back into Material's, in the order a full build
-    writes them. Not carried: the sitemap, which lists only the pages rendered in that rebuild.
-    `tests/test_site_preview.py` compares a rebuild with a full render byte for byte.
-    """
-
-    def __init__(self) -> None:
-        self.signature: tuple | None = None
-        self.written: dict[str, tuple[Page, bytes]] = {}
-        """Path -> the Page and the HTML written for it by the last build that finished."""
-        self.search: dict[str, list[Any]] = {}
-        """Page URL -> that page's entries in the last search index."""
-        self.current: _Rebuild | None = None
-        self.last_rendered: list[str] = []
-        """Paths of the generated pages rendered by the last build that finished (the others were carried)."""
-
-    def add_files(self, config: MkDocsConfig, files: Files, pages: dict[str, Page]) -> None:
-        """Append a file for each generated page: rendered as usual, or excluded when it can be carried over."""
-        signature = _signature(config, files, pages)
-        known = self.written if signature == self.signature else {}
-        in_nav = _nav_paths(config["nav"]) if config["nav"] is not None else set(pages)
-        rebuild = _Rebuild(signature, pages, [])
-        for path, page in pages.items():
-            last = known.get(path)
-            if last is not None and last[0] == page and path not in in_nav:
-                file = File.generated(config, path, content="", inclusion=InclusionLevel.EXCLUDED)
-                rebuild.carried[path] = (_page_url(file), file.abs_dest_path, last[1])
-            else:
-                file = File.generated(config, path, content="")
-            files.append(file)
-        rebuild.order = [_page_url(f) for f in files if f.is_documentation_page()]
-        self.current = rebuild
-
-    def rendered(self, path: str, output: str) -> None:
-        """Keep a generated page's HTML as MkDocs writes it."""
-        if self.current is not None:
-            self.current.rendered[path] = output.encode("utf-8", errors="xmlcharrefreplace")
-
-    def post_build(self, site_dir: str) -> None:
-        """Write the carried-over pages, put their search entries back, and remember this build."""
-        rebuild, self.current = self.current, None
-        if rebuild is None:
-            return
-        for _, dest, data in rebuild.carried.values():
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            with open(dest, "wb") as out:
-                out.write(data)
-        carried_urls = {url for url, _, _ in rebuild.carried.values()}
-        self.search = _merge_search(os.path.join(site_dir, SEARCH_INDEX), rebuild.order, carried_urls, self.search)
-        written = {path: data for path, (_, _, data) in rebuild.carried.items()} | rebuild.rendered
-        self.written = {path: (page, written[path]) for path, page in rebuild.pages.items() if path in written}
-        self.signature = rebuild.signature if len(self.written) == len(rebuild.pages) else None
-        self.last_rendered = sorted(rebuild.rendered)
-
-    def forget(self) -> None:
-        """Render every page next time (after a failed build, what the site folder holds is not known)."""
-        self.signature, self.written, self.search, self.current = None, {}, {}, None
-
-
-def _signature(config: MkDocsConfig, files: Files, pages: dict[str, Page]) -> tuple:
-    """Everything besides a generated page itself that its HTML depends on and that can change while serving."""
-    stats = [(f.src_uri, _stat(f.abs_src_path)) for f in files if f.abs_src_path]
-    if config.config_file_path:
-        stats.append(("", _stat(config.config_file_path)))
-    nav = _nav_paths(config["nav"]) if config["nav"] is not None else set(pages)
-    titles = tuple((path, pages[path].meta["title"]) for path in sorted(nav) if path in pages)
-    return tuple(stats), tuple(pages), titles
-
-
-def _page_url(file: File) -> str:
-    """The page's URL as the search index writes it (MkDocs' Page.url: the home page's is empty)."""
-    return "" if file.url in (".", "./") else file.url
-
-
-def _stat(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return st.st_mtime_ns, st.st_size
-
-
-def _nav_paths(nav: Any) -> set[str]:
-    """Every file path the `nav` setting names."""
-    if isinstance(nav, str):
-        return {nav}
-    if isinstance(nav, dict):
-        return set().union(*(_nav_paths(v) for v in nav.values()))
-    if isinstance(nav, list):
-        return set().union(*(_nav_paths(v) for v in nav))
-    return set()
-
-
-def _merge_search(path: str, order: list[str], carried: set[str], previous: dict[str, list[Any]]) -> dict[str, list]:
-    """Material's search index with the carried-over pages' entries put back; each page's entries, by URL."""
-    if not os.path.isfile(path):
-        return {}
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    fresh: dict[str, list[Any]] = {}
-    for entry in data["docs"]:
-        fresh.setdefault(entry["location"].partition("#")[0], []).append(entry)
-    if carried:
-        by_page = {url: previous.get(url, []) if url in carried else fresh.pop(url, []) for url in order}
-        data["docs"] = [e for url in order for e in by_page[url]] + [e for es in fresh.values() for e in es]
-        with open(path, "wb") as out:
-            out.write(json.dumps(data, separators=(",", ":"), default=str).encode("utf-8"))
-        fresh = by_page
-    return fresh
