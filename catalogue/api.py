@@ -24,8 +24,7 @@ from catalogue.benchmark import BenchmarkRun
 from catalogue.flags.drift import DriftCell, accepted_by
 from catalogue.loading import Entry
 from catalogue.recipe import Recipe
-from catalogue.site.pages import recipe_path
-from catalogue.site.urls import page_url
+from catalogue.site.urls import page_url, recipe_path
 from catalogue.site.view import (
     Validation,
     best_generation,

@@ -16,8 +16,9 @@ from catalogue.cli import main
 from catalogue.flags.drift import release_checkers, release_snapshots
 from catalogue.metrics import METRICS
 from catalogue.site.build import SiteBuild, generate
-from catalogue.site.pages import INDEX, index_rows, recipe_path
+from catalogue.site.index_page import index_rows
 from catalogue.site.templating import fmt_num
+from catalogue.site.urls import INDEX, recipe_path
 from tests.site_support import REPO, mkdocs_build
 
 WHEN = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)

@@ -256,7 +256,7 @@ def _sections(page: str) -> list[str]:
 def test_every_workload_has_its_own_table_newest_first(tmp_path):
     from catalogue.loading import load_entry
     from catalogue.site import view
-    from catalogue.site.pages import index_rows
+    from catalogue.site.index_page import index_rows
     from tests.workload_support import import_three_workloads
 
     _, folder = import_three_workloads(tmp_path)
@@ -281,7 +281,7 @@ def test_every_workload_has_its_own_table_newest_first(tmp_path):
 def test_a_partial_run_never_hides_a_complete_one(tmp_path):
     from catalogue.loading import load_entry
     from catalogue.site.compare import Member
-    from catalogue.site.pages import index_rows
+    from catalogue.site.index_page import index_rows
     from tests.workload_support import import_three_workloads
 
     _, folder = import_three_workloads(tmp_path)
@@ -301,7 +301,7 @@ def test_a_partial_run_never_hides_a_complete_one(tmp_path):
 
 def test_a_lone_partial_run_is_shown_and_marked(tmp_path):
     from catalogue.loading import load_entry
-    from catalogue.site.pages import index_rows
+    from catalogue.site.index_page import index_rows
     from tests.workload_support import import_three_workloads
 
     _, folder = import_three_workloads(tmp_path)
@@ -343,7 +343,7 @@ def test_history_says_which_workload_and_its_best_figure(tmp_path):
 
 
 def test_index_filters_and_sorts_by_what_a_reader_chooses(entries):
-    from catalogue.site.pages import SORTS, index_rows
+    from catalogue.site.index_page import SORTS, index_rows
     from catalogue.site.view import model_family
 
     assert [model_family(m) for m in ("openai/gpt-oss-120b", "Qwen/Qwen3-30B-A3B", "meta-llama/Llama-3.3-70B")] == [
@@ -381,7 +381,7 @@ def test_the_recipe_names_its_headline_workload(tmp_path):
 def test_index_quotes_capacity_with_its_objective(capacity_entry, entries):
     import dataclasses
 
-    from catalogue.site.pages import index_rows
+    from catalogue.site.index_page import index_rows
 
     (row,) = index_rows([capacity_entry])
     assert (row["capacity"], row["capacity_text"], row["capacity_slo"]) == (

@@ -87,13 +87,14 @@ def test_rebuilds_prepare_only_changed_recipes(tmp_path, recipe_copy):
     root, folder = recipe_copy()
     checker, today, rebuilds = upstream_checker(), dt.date(2026, 11, 22), Rebuilds()
     generate([root], checker, today, rebuilds)
-    first = rebuilds.prepared[folder][1]
+    first, row = rebuilds.prepared[folder][1], rebuilds.rows["gptoss-120b"][1]
     generate([root], checker, today, rebuilds)
-    assert rebuilds.prepared[folder][1] is first
+    assert rebuilds.prepared[folder][1] is first and rebuilds.rows["gptoss-120b"][1] is row  # index row kept
     recipe = folder / "recipe.yaml"
     recipe.write_text(recipe.read_text().replace("(concurrency-first)", "(edited)", 1))
     build = generate([root], checker, today, rebuilds)
     assert rebuilds.prepared[folder][1] is not first and "(edited)" in build.pages["recipes/gptoss-120b.md"].title
+    assert rebuilds.rows["gptoss-120b"][1] is not row and "(edited)" in build.pages["index.md"].body
     generate([root], checker, dt.date(2026, 11, 23), rebuilds)
     assert rebuilds.prepared[folder][1].validation.checked_on == dt.date(2026, 11, 23)
 

@@ -18,8 +18,10 @@ from catalogue.flags.select import IMAGE_SNAPSHOT_DIR, upstream_checker, validat
 from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.forking import split_map
 from catalogue.loading import Entry, load_entry, recipe_folders
+from catalogue.site.index_page import IndexRow, index_row_parts
 from catalogue.site.page import Page
-from catalogue.site.pages import compared_ids, comparison_groups, page_jobs, recipe_body, recipe_path
+from catalogue.site.pages import compared_ids, comparison_groups, page_jobs, recipe_body
+from catalogue.site.urls import recipe_path
 from catalogue.site.view import Validation
 
 
@@ -123,6 +125,8 @@ class Rebuilds:
     prepared: dict[Path, tuple[tuple, Prepared | Broken]] = field(default_factory=dict)
     pages: dict[str, tuple[Prepared, bool, Page]] = field(default_factory=dict)
     """Recipe id -> its page as last rendered, from which Prepared, and whether it linked a comparison."""
+    rows: dict[str, tuple[Prepared, IndexRow]] = field(default_factory=dict)
+    """Recipe id -> its index row as last made, from which Prepared."""
     checkers: tuple[tuple, ArgvChecker, list[SnapshotChecker]] | None = None
     """The flag checkers and the signature of what they were made from."""
     signatures: dict[Path, tuple] = field(default_factory=dict)
@@ -161,6 +165,16 @@ class Rebuilds:
             for p in publishable
             if (known := self.pages.get(p.entry.id)) is not None and known[0] is p
         }
+
+    def index_rows(self, publishable: list[Prepared]) -> dict[str, IndexRow]:
+        """Each published recipe's index row, kept from the last build while its Prepared is the same object."""
+        rows = {}
+        for p in publishable:
+            if p.entry.recipe.publish:
+                known = self.rows.get(p.entry.id)
+                rows[p.entry.id] = (p, known[1] if known and known[0] is p else index_row_parts(p.entry, p.validation))
+        self.rows = rows
+        return {recipe_id: row for recipe_id, (_, row) in rows.items()}
 
     def remember_pages(self, publishable: list[Prepared], pages: dict[str, Page], compared: set[str]) -> None:
         self.pages = {
@@ -242,6 +256,7 @@ def generate(
             {p.entry.id: p.validation for p in publishable},
             {p.entry.id: p.body for p in publishable if p.body is not None},
             rebuilds.rendered_pages(publishable) if rebuilds else None,
+            rebuilds.index_rows(publishable) if rebuilds else None,
         )
         pages = split_map(lambda batch: [job() for job in batch], jobs) + [b.page() for b in broken]
         by_path = {page.path: page for page in pages}

@@ -8,7 +8,6 @@ from functools import partial
 from typing import Any
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
-from catalogue.flags.drift import accepted_by
 from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
 from catalogue.loading import Entry
@@ -17,18 +16,12 @@ from catalogue.site import openloop, view
 from catalogue.site.charts import Series, line_chart, pareto_chart
 from catalogue.site.compare import Group, Member, capacity_groups, compare, pareto_points, run_pareto_points
 from catalogue.site.history import history_rows, main_metric, trend_charts
+from catalogue.site.index_page import IndexRow, render_index
 from catalogue.site.page import Page
 from catalogue.site.prose import paragraphs
 from catalogue.site.templating import render
-from catalogue.site.urls import link
+from catalogue.site.urls import COMPARE_INDEX, METHODOLOGY, link, recipe_path
 from catalogue.topology import nodes_used
-
-INDEX, COMPARE_INDEX, METHODOLOGY = "index.md", "compare/index.md", "methodology.md"
-
-
-def recipe_path(entry: Entry) -> str:
-    """Where a recipe's page goes: published recipes under recipes/, the others under examples/."""
-    return f"{'recipes' if entry.recipe.publish else 'examples'}/{entry.id}.md"
 
 
 def compare_path(model: str, platform: str) -> str:
@@ -226,101 +219,6 @@ def render_recipe(entry: Entry, validation: view.Validation | None = None, compa
     return recipe_page(entry, validation, recipe_body(entry, validation), compared)
 
 
-def index_rows(entries: list[Entry], validations: dict[str, view.Validation] | None = None) -> list[dict[str, Any]]:
-    """One row per recipe with its headline figures (and the workload they come from), what it needs (nodes,
-    memory where known) and the vLLM releases that accept its flags."""
-    rows = []
-    for entry in entries:
-        recipe, run = entry.recipe, view.headline_run(entry)
-        validation = (validations or {}).get(entry.id)
-        best = view.best_generation(run)
-        single = run.level(1) if run else None
-        nodes = nodes_used(recipe, run)
-        roof = view.roofline(entry)
-        memory = view.memory_per_node(recipe)
-        searched = view.capacity_run(entry)
-        cap = searched.run.capacity if searched else None
-        slo = searched.run.slo if searched else None
-        rows.append(
-            {
-                "url": link(INDEX, recipe_path(entry)),
-                "title": recipe.title,
-                "model": recipe.model,
-                "family": view.model_family(recipe.model),
-                "hardware": recipe.hardware.name,
-                "topology": view.topology_label(recipe),
-                "nodes": nodes,
-                "memory": round(memory, 1) if memory is not None else None,
-                "status": recipe.status,
-                "verified": entry.verified.isoformat() if entry.verified else None,
-                "single": single.generation_tps if single else None,
-                "best": best.generation_tps if best else None,
-                "best_c": best.concurrency if best else None,
-                "per_node": round(best.generation_tps / nodes, 1) if best and best.generation_tps else None,
-                "roofline": round(roof["share"]) if roof and "share" in roof else None,
-                "workload": (run.workload.describe() if run.workload else "not stated") if run else "",
-                "partial": view.partial_note(run),
-                "capacity": (cap.rps or 0.0) if cap else None,
-                "capacity_text": openloop.capacity_figure(cap) if cap else None,
-                "capacity_slo": slo.describe() if slo else None,
-                "capacity_short": openloop.slo_short(slo) if slo else None,
-                "capacity_workload": (
-                    searched.describe if searched and run is not None and searched.run is not run else None
-                ),
-                "text": " ".join([recipe.title, recipe.model, *recipe.serving.flags]).lower(),
-                "vllm": " ".join(accepted_by(validation.drift)) if validation else "",
-            }
-        )
-    return rows
-
-
-FILTERS = [
-    ("family", "Model family"),
-    ("model", "Model"),
-    ("hardware", "Hardware"),
-    ("nodes", "Sparks"),
-    ("topology", "Topology"),
-    ("status", "Status"),
-]
-SORTS = [
-    ("single", "Single-stream generation"),
-    ("per_node", "Best throughput per node"),
-    ("roofline", "Roofline %"),
-    ("best", "Best generation"),
-    ("memory", "Memory per node"),
-    ("verified", "Verified"),
-    ("capacity", "Capacity within its latency objective"),
-]
-"""The index's 'sort by' choices: (column key, label); numbers sort highest first, memory lowest first."""
-INDEX_LEAD = (
-    "<p>How to serve a model on a given machine, with the exact launch command and dated numbers for every "
-    "concurrency. Every recipe's flags are checked against vLLM's own argument parser before it is published; "
-    "every figure says whether it was imported from a named source or measured by the catalogue's runner. "
-    'See <a href="{methodology}">how numbers are measured</a> and the '
-    '<a href="{compare}">side-by-side comparisons</a>.</p>'
-)
-
-
-def render_index(entries: list[Entry], validations: dict[str, view.Validation] | None = None) -> Page:
-    """The catalogue index: every recipe, sortable and filterable (also by the vLLM releases that accept it)."""
-    rows = index_rows(entries, validations)
-    options: dict[str, list[str]] = {key: sorted({str(row[key]) for row in rows}) for key, _ in FILTERS}
-    options["nodes"] = sorted({str(row["nodes"]) for row in rows}, key=int)
-    options["memory"] = [f"{m:g}" for m in sorted({row["memory"] for row in rows if row["memory"] is not None})]
-    options["vllm"] = sorted({v for row in rows for v in row["vllm"].split()}, key=version_key, reverse=True)
-    lead = INDEX_LEAD.format(methodology=link(INDEX, METHODOLOGY), compare=link(INDEX, COMPARE_INDEX))
-    body = render("index.html.j2", rows=rows, filters=FILTERS, options=options, sorts=SORTS)
-    title = "LLM inference recipes"
-    return Page(
-        INDEX,
-        title,
-        "Dated, reproducible vLLM serving recipes with validated launch commands.",
-        lead=lead,
-        body=body,
-        hide=("navigation", "toc"),
-    )
-
-
 def _short_names(ids: list[str]) -> list[str]:
     """Ids without the '-'-separated words they all share: gptoss-120b-topology-solo -> topology-solo."""
     words = [i.split("-") for i in ids]
@@ -427,17 +325,19 @@ def page_jobs(
     validations: dict[str, view.Validation] | None = None,
     bodies: dict[str, str] | None = None,
     rendered: dict[str, tuple[bool, Page]] | None = None,
+    index_known: dict[str, IndexRow] | None = None,
 ) -> list[Callable[[], Page]]:
     """One call per generated page, each independent of the others (so they can run in any process).
 
     `bodies` are recipe bodies already rendered, by id; `rendered`, whole recipe pages already rendered
-    from the same entry and validation, by id, with whether they link a comparison page (`compared_ids`).
+    from the same entry and validation, by id, with whether they link a comparison page (`compared_ids`);
+    `index_known`, index rows already made from the same entry and validation, by id.
     """
     validations, bodies, rendered = validations or {}, bodies or {}, rendered or {}
     published = [e for e in entries if e.recipe.publish]
     groups = comparison_groups(entries)
     compared = compared_ids(groups)
-    jobs: list[Callable[[], Page]] = [partial(render_index, published, validations)]
+    jobs: list[Callable[[], Page]] = [partial(render_index, published, validations, index_known)]
     for e in entries:
         known = rendered.get(e.id)
         if known is not None and known[0] == (e.id in compared):

@@ -6,6 +6,17 @@ Pages are written with MkDocs' directory URLs: `recipes/x.md` is served at `reci
 from __future__ import annotations
 
 import posixpath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from catalogue.loading import Entry
+
+INDEX, COMPARE_INDEX, METHODOLOGY = "index.md", "compare/index.md", "methodology.md"
+
+
+def recipe_path(entry: Entry) -> str:
+    """Where a recipe's page goes: published recipes under recipes/, the others under examples/."""
+    return f"{'recipes' if entry.recipe.publish else 'examples'}/{entry.id}.md"
 
 
 def page_url(path: str) -> str:
