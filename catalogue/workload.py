@@ -60,8 +60,12 @@ class Workload(Strict):
             parts.append(self.dataset)
         if self.input_len is None and self.output_len is None:
             parts.append("prompt and output lengths not stated")
+        elif self.input_len is None:
+            parts.append(f"output {self.output_len:,} tokens (prompt length not stated)")
+        elif self.output_len is None:
+            parts.append(f"prompt {self.input_len:,} tokens (output length not stated)")
         else:
-            parts.append(f"prompt {_tokens(self.input_len)} / output {_tokens(self.output_len)} tokens")
+            parts.append(f"prompt {self.input_len:,} / output {self.output_len:,} tokens")
         if self.context_depth:
             parts.append(f"context depth {self.context_depth:,}")
         if self.prompts_per_level:
@@ -81,10 +85,6 @@ class Workload(Strict):
                 label = name.replace("_len", " length").replace("_", " ")
                 out.append(f"{label}: {_stated(mine)} vs {_stated(theirs)}")
         return out
-
-
-def _tokens(value: int | None) -> str:
-    return f"{value:,}" if value is not None else "?"
 
 
 def _stated(value: object) -> str:

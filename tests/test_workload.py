@@ -53,3 +53,6 @@ def test_describe():
         Workload(tool="gpt_oss_benchmark.py").describe()
         == "gpt_oss_benchmark.py · prompt and output lengths not stated"
     )
+    one_length = Workload(tool="scripts/benchmark.sh", output_len=200).describe()
+    assert one_length == "scripts/benchmark.sh · output 200 tokens (prompt length not stated)"
+    assert "prompt 1,024 tokens (output length not stated)" in Workload(**{**BENCHY, "output_len": None}).describe()
