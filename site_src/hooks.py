@@ -29,6 +29,8 @@ from mkdocs.structure.toc import AnchorLink, TableOfContents
 log = logging.getLogger("mkdocs.hooks.catalogue")
 INDENT = re.compile(r"\n\s+")  # the theme's indentation; generated pages' own HTML is spliced in after
 PACKAGE = Path(__file__).resolve().parents[1] / "catalogue"
+CODE = {".py", ".j2"}
+"""What in the catalogue package a page depends on: its code and its page templates."""
 
 
 def recipe_roots(config: MkDocsConfig) -> list[Path]:
@@ -37,6 +39,11 @@ def recipe_roots(config: MkDocsConfig) -> list[Path]:
     override = os.environ.get("CATALOGUE_RECIPE_ROOTS")
     names = override.split(os.pathsep) if override else config["extra"].get("recipe_roots", ["recipes"])
     return [base / name for name in names]
+
+
+def code_stamp(package: Path = PACKAGE) -> float:
+    """Newest modification time of the package's code and page templates (a serve rebuild reloads on a change)."""
+    return max(p.stat().st_mtime for p in package.rglob("*") if p.suffix in CODE)
 
 
 def _unused_theme_file(src_uri: str, config: MkDocsConfig) -> bool:
@@ -77,8 +84,9 @@ class CatalogueHooks:
         warning().install() if self.dirty else warning.uninstall()  # logged before on_files: filter it from here
 
     def build_module(self) -> ModuleType:
-        """catalogue.site.build, re-imported (with the adapter) when the catalogue's code changed (mkdocs serve)."""
-        stamp = max(p.stat().st_mtime for p in PACKAGE.rglob("*.py"))
+        """catalogue.site.build, re-imported (with the adapter) when the catalogue's code or templates changed
+        (mkdocs serve): every recipe is prepared and every page rendered again."""
+        stamp = code_stamp()
         if self.code_stamp is not None and stamp != self.code_stamp:
             for name in [m for m in sys.modules if m == "catalogue" or m.startswith("catalogue.")]:
                 del sys.modules[name]

@@ -6,7 +6,9 @@ Each test runs twice: as `mkdocs serve` (the site folder emptied, carried pages 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,15 +55,30 @@ def _serve_build(site: Path, dirty: bool) -> None:
     build(config, serve_url=SERVE_URL, dirty=dirty)
 
 
-def _full_render(hooks: ModuleType, site: Path) -> dict[str, bytes]:
-    """The reference: every page rendered by MkDocs into an empty folder, by a process that has served nothing."""
-    serving = hooks.HOOKS.preview
-    hooks.HOOKS.preview = None
-    try:
-        _serve_build(site, dirty=False)
-        assert set(hooks.HOOKS.preview.last_rendered) == set(hooks.HOOKS.generated)
-    finally:
-        hooks.HOOKS.preview = serving
+REFERENCE = """
+import logging, sys
+logging.basicConfig(level=logging.INFO)
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+config = load_config(sys.argv[1], site_dir=sys.argv[2])
+config.plugins.on_startup(command="serve", dirty=False)
+config.site_url = sys.argv[3]
+build(config, serve_url=sys.argv[3])
+"""
+
+
+def _full_render(site: Path) -> dict[str, bytes]:
+    """The reference: the first build of a fresh `mkdocs serve` process (every page rendered by MkDocs, no
+    state shared with the process under test, Material's search plugin included)."""
+    done = subprocess.run(
+        [sys.executable, "-c", REFERENCE, str(REPO / "mkdocs.yml"), str(site), SERVE_URL],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "0 carried over" in done.stderr
     return _files(site)
 
 
@@ -82,8 +99,9 @@ def test_a_rebuild_renders_what_changed_and_equals_a_full_render(serving, tmp_pa
 
     page = live / "recipes" / "gptoss-120b" / "index.html"
     written_at = page.stat().st_mtime_ns
-    _serve_build(live, dirty)  # nothing changed: only the pages in the nav are rendered again
-    assert set(preview.last_rendered) == {"index.md", "compare/index.md"}
+    _serve_build(live, dirty)
+    # nothing changed: the pages in the nav, and the one methodology.md links to, are rendered again
+    assert set(preview.last_rendered) == {"index.md", "compare/index.md", "examples/tiny-cpu.md"}
     assert _differences(_files(live), before) == []
     assert (page.stat().st_mtime_ns == written_at) is dirty  # --dirty leaves it in place; serve writes it back
 
@@ -92,7 +110,7 @@ def test_a_rebuild_renders_what_changed_and_equals_a_full_render(serving, tmp_pa
     _serve_build(live, dirty)
     rendered = set(preview.last_rendered)
     after = _files(live)
-    reference = _full_render(hooks, full)
+    reference = _full_render(full)
 
     assert _differences(after, reference) == []
     changed = {path for path in reference if path.endswith(".html") and before.get(path) != reference[path]}
@@ -128,7 +146,7 @@ def test_recipes_added_removed_or_unpublished_leave_no_stale_file(serving, tmp_p
     assert "api/v1/recipes/llama31-8b-fp8.json" not in after and "recipes/llama31-8b-fp8/index.html" not in after
     rendered = set(hooks.HOOKS.preview.last_rendered)
     assert "examples/llama31-8b-fp8.md" in rendered and len(rendered) < len(hooks.HOOKS.generated) // 2
-    assert _differences(after, _full_render(hooks, tmp_path / "full-1")) == []
+    assert _differences(after, _full_render(tmp_path / "full-1")) == []
 
     shutil.copytree(root / "qwen3-8b-fp8", root / "qwen3-8b-fp8-copy")
     shutil.rmtree(root / "mistral-nemo-12b-fp8")
@@ -138,4 +156,41 @@ def test_recipes_added_removed_or_unpublished_leave_no_stale_file(serving, tmp_p
     assert "recipes/qwen3-8b-fp8-copy.md" in set(hooks.HOOKS.preview.last_rendered)
     assert len(hooks.HOOKS.preview.last_rendered) < len(hooks.HOOKS.generated) // 2
     assert not [path for path in after if "mistral-nemo-12b-fp8" in path]
-    assert _differences(after, _full_render(hooks, tmp_path / "full-2")) == []
+    assert _differences(after, _full_render(tmp_path / "full-2")) == []
+
+
+def test_a_template_edit_counts_as_a_code_change(serving, tmp_path):
+    """Under serve, an edit to a page template reloads the catalogue's code, so every page is rendered again."""
+    hooks = serving[0]
+    (tmp_path / "pkg" / "templates").mkdir(parents=True)
+    code, template, other = (
+        tmp_path / "pkg" / "a.py",
+        tmp_path / "pkg" / "templates" / "x.html.j2",
+        tmp_path / "pkg" / "n.txt",
+    )
+    for path in (code, template, other):
+        path.write_text("")
+        os.utime(path, (1_000_000, 1_000_000))
+    assert hooks.code_stamp(tmp_path / "pkg") == 1_000_000
+    os.utime(other, (2_000_000, 2_000_000))
+    assert hooks.code_stamp(tmp_path / "pkg") == 1_000_000
+    os.utime(template, (3_000_000, 3_000_000))
+    assert hooks.code_stamp(tmp_path / "pkg") == 3_000_000
+
+
+def test_after_a_failed_build_the_next_one_starts_clean(serving, tmp_path):
+    """A build that fails (two recipes with one id) leaves the site folder unknown: the next rebuild, which also
+    drops a recipe, renders everything and equals a full render (search index included)."""
+    hooks, root, dirty = serving
+    live = tmp_path / "live"
+    _serve_build(live, dirty)
+    shutil.copytree(REPO / "examples" / "tiny-cpu", root / "tiny-cpu")  # the id is also in examples/
+    with pytest.raises(Exception, match="tiny-cpu"):
+        _serve_build(live, dirty)
+    shutil.rmtree(root / "tiny-cpu")
+    shutil.rmtree(root / "mistral-nemo-12b-fp8")
+    _serve_build(live, dirty)
+    assert set(hooks.HOOKS.preview.last_rendered) == set(hooks.HOOKS.generated)
+    after = _files(live)
+    assert _differences(after, _full_render(tmp_path / "full")) == []
+    assert "mistral-nemo-12b-fp8" not in after["search/search_index.json"].decode()

@@ -18,6 +18,7 @@ from catalogue.flags.select import IMAGE_SNAPSHOT_DIR, upstream_checker, validat
 from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.forking import split_map
 from catalogue.loading import Entry, load_entry, recipe_folders
+from catalogue.platform import PLATFORMS_DIR
 from catalogue.site.index_page import IndexRow, index_row_parts
 from catalogue.site.page import Page
 from catalogue.site.pages import compared_ids, comparison_groups, page_jobs, recipe_body
@@ -189,13 +190,15 @@ def _file_stats(folder: Path) -> tuple:
 
 
 def _check_context(checker: ArgvChecker, checked_on: dt.date) -> tuple:
-    """What every recipe's check depends on besides its own files: the checker, the day, image snapshots."""
+    """What every recipe's check and page depend on besides its own files: the checker, the day, image
+    snapshots, platform profiles."""
     return (
         id(checker),
         checker.source,
         checker.snapshot.vllm_version,
         checked_on,
         _stats(sorted(IMAGE_SNAPSHOT_DIR.glob("*.json"))),
+        _stats(sorted(PLATFORMS_DIR.glob("*.yaml"))),  # a profile changes the launch commands on the page
         _stats(release_snapshots()),
     )
 

@@ -6,7 +6,8 @@ A generated page is carried over when its `Page` equals the one rendered last ti
 HTML depends on has changed (`_signature`: the site folder, the config file, every file of docs_dir and of the theme's
 static files, the titles of the generated pages in the nav). Which other pages exist is not part of it:
 a page outside the nav shows no list of pages but its own content, which holds its links. Pages listed in the nav are
-always rendered (an excluded page would become a bare link in every page's nav). A carried-over page
+always rendered (an excluded page would become a bare link in every page's nav), and so are the pages
+that pages of docs_dir link to (MkDocs would report each such link as one to an excluded page). A carried-over page
 reaches MkDocs as an excluded file, so links to it still resolve and nothing renders it; its entries from
 the last search index are put back into Material's, in the order a full build writes them.
 
@@ -14,11 +15,13 @@ Two ways to serve (`Preview.dirty`):
 - `mkdocs serve`: MkDocs empties the site folder first, so each carried page's HTML is written back.
 - `mkdocs serve --dirty` (`nox -s serve`): nothing is emptied. A carried page, and a generated static
   file (the JSON API) whose text is unchanged, stay where the last build wrote them; a file the last build
-  wrote and this one does not is deleted; pages of docs_dir, which MkDocs renders only when their source
-  is newer than their HTML, keep their search entries; and when the signature changes the site folder is
-  emptied first, so every page and theme file is written again. MkDocs warns that a dirty build may leave
-  stale navigation and links: for this site that does not hold, so the warning is replaced by an info
-  line (`DirtyWarning`).
+  wrote and this one does not is deleted; the pages of docs_dir are rendered every time (their HTML is
+  removed first: MkDocs renders them only when it is missing or older than their source), so their links
+  are checked against this build's pages; and when the signature changes the site folder is emptied first,
+  so every page and theme file is written again. Material's search plugin, under --dirty, keeps its last
+  index and appends each build's entries: `_merge_search` keeps each page's newest run of entries.
+  MkDocs warns that a dirty build may leave stale navigation and links: for this site that does not hold,
+  so the warning is replaced by an info line (`DirtyWarning`).
 
 Not carried: the sitemap, which lists only the pages rendered in that rebuild.
 `tests/test_site_preview.py` compares rebuilds of both kinds with a full render, byte for byte.
@@ -29,6 +32,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import posixpath
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +60,7 @@ class DirtyWarning(logging.Filter):
 
     def install(self) -> None:
         target = logging.getLogger(self.logger)
-        if not any(isinstance(f, DirtyWarning) for f in target.filters):
+        if not any(type(f).__name__ == type(self).__name__ for f in target.filters):
             target.addFilter(self)
             log.info("catalogue: dirty preview: unchanged pages stay, removed ones are deleted (see mkdocs_preview)")
 
@@ -63,7 +68,7 @@ class DirtyWarning(logging.Filter):
     def uninstall(cls) -> None:
         """MkDocs warns again (a command without --dirty, or a dirty build the preview does not handle)."""
         target = logging.getLogger(cls.logger)
-        for existing in [f for f in target.filters if isinstance(f, cls)]:
+        for existing in [f for f in target.filters if type(f).__name__ == cls.__name__]:  # also from before a reload
             target.removeFilter(existing)
 
 
@@ -83,8 +88,6 @@ class _Rebuild:
     """Files a dirty rebuild leaves where the last build wrote them (carried pages, unchanged statics)."""
     rendered: dict[str, bytes] = field(default_factory=dict)
     """Path -> HTML of each generated page MkDocs rendered in this build."""
-    skipped: set[str] = field(default_factory=set)
-    """URLs of the pages of docs_dir a dirty rebuild does not render (unchanged since the last build)."""
 
 
 class Preview:
@@ -112,11 +115,16 @@ class Preview:
         same = signature == self.signature
         if self.dirty and not same:
             clean_directory(config.site_dir)
+            self.outputs = set()
         rebuild = _Rebuild(signature, pages, statics, files, [])
-        if self.dirty:  # MkDocs leaves a page of docs_dir alone when its HTML is newer than its source
-            rebuild.skipped = {_page_url(f) for f in files.documentation_pages() if not f.is_modified()}
+        docs = [f for f in files.documentation_pages() if f.abs_src_path]
+        if self.dirty:  # MkDocs renders a page of docs_dir only when its HTML is missing or older than its source
+            for file in docs:  # rendered every time, so its links are checked against this build's pages
+                if os.path.isfile(file.abs_dest_path):
+                    os.remove(file.abs_dest_path)
         known = self.written if same else {}
         in_nav = _nav_paths(config["nav"]) if config["nav"] is not None else set(pages)
+        in_nav |= _linked_from(docs)  # an excluded page they link to would be reported as excluded
         for path, page in pages.items():
             last = known.get(path)
             file = File.generated(config, path, content="")
@@ -157,7 +165,7 @@ class Preview:
         outputs = {f.abs_dest_path for f in rebuild.files if not f.inclusion.is_excluded()} | rebuild.kept
         if self.dirty:
             _delete(sorted(self.outputs - outputs), site_dir)
-        carried_urls = {url for url, _, _ in rebuild.carried.values()} | rebuild.skipped
+        carried_urls = {url for url, _, _ in rebuild.carried.values()}
         self.search = _merge_search(os.path.join(site_dir, SEARCH_INDEX), rebuild.order, carried_urls, self.search)
         written = {path: data for path, (_, _, data) in rebuild.carried.items()} | rebuild.rendered
         self.written = {path: (page, written[path]) for path, page in rebuild.pages.items() if path in written}
@@ -181,9 +189,24 @@ def _delete(paths: list[str], site_dir: str) -> None:
         except FileNotFoundError:
             pass
         folder = os.path.dirname(os.path.abspath(path))
-        while folder != root and folder.startswith(root + os.sep) and not os.listdir(folder):
+        while folder.startswith(root + os.sep) and os.path.isdir(folder) and not os.listdir(folder):
             os.rmdir(folder)
             folder = os.path.dirname(folder)
+
+
+LINK = re.compile(r"\]\(\s*<?([^)\s#>]+\.md)")
+"""A Markdown link's target when it is a page ('[text](../x/y.md#part)' -> '../x/y.md')."""
+
+
+def _linked_from(docs: list[File]) -> set[str]:
+    """Paths of the pages the pages of docs_dir link to (a page's own Markdown, read as plain text)."""
+    linked = set()
+    for file in docs:
+        with open(str(file.abs_src_path), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for target in LINK.findall(text):
+            linked.add(posixpath.normpath(posixpath.join(posixpath.dirname(file.src_uri), target)))
+    return linked
 
 
 def _signature(config: MkDocsConfig, files: Files, pages: dict[str, Page]) -> tuple:
@@ -234,9 +257,9 @@ def _merge_search(path: str, order: list[str], carried: set[str], previous: dict
             # keeps the last build's entries and appends this build's (SearchIndex.generate_search_index).
             fresh[url] = []
         fresh.setdefault(url, []).append(entry)
-    by_page = {url: fresh.pop(url, []) for url in order}
+    by_page = {url: fresh.get(url, []) for url in order}  # entries of pages this build no longer has are dropped
     by_page |= {url: previous.get(url, []) for url in carried}
-    docs = [e for url in order for e in by_page[url]] + [e for es in fresh.values() for e in es]
+    docs = [e for url in order for e in by_page[url]]
     if docs != data["docs"]:
         data["docs"] = docs
         with open(path, "wb") as out:
