@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,14 +27,25 @@ ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("browser") / "site"
-    result = mkdocs_build(out)
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _built_and_served(out: Path, roots: list[Path] | None = None, links_checked: bool = False) -> Iterator[str]:
+    """Build the site into `out` (the repo's recipes, or `roots`), serve it on 127.0.0.1, yield its URL."""
+    from tests.site_support import broken_links
+
+    result = mkdocs_build(out, roots=roots)
     assert result.returncode == 0, result.stderr
+    if links_checked:
+        assert broken_links(out) == []
     served = Served(out)
     yield served.url
     served.close()
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    yield from _built_and_served(tmp_path_factory.mktemp("browser") / "site")
 
 
 @pytest.fixture(scope="session")
@@ -55,12 +67,7 @@ def workloads_site(tmp_path_factory):
 
     scratch = tmp_path_factory.mktemp("workloads")
     root, _ = import_three_workloads(scratch)
-    out = scratch / "site"
-    result = mkdocs_build(out, roots=[root, Path(__file__).resolve().parents[1] / "examples"])  # methodology links one
-    assert result.returncode == 0, result.stderr
-    served = Served(out)
-    yield served.url
-    served.close()
+    yield from _built_and_served(scratch / "site", roots=[root, EXAMPLES])  # methodology links one example
 
 
 @pytest.fixture
@@ -415,17 +422,9 @@ def capacity_catalogue(root: Path) -> Path:
 @pytest.fixture(scope="session")
 def capacity_site(tmp_path_factory):
     """A site of the capacity fixture and its published variants, beside the examples (methodology links one)."""
-    from tests.site_support import broken_links
-
     scratch = tmp_path_factory.mktemp("capacity")
     root = capacity_catalogue(scratch / "recipes")
-    out = scratch / "site"
-    result = mkdocs_build(out, roots=[root, Path(__file__).resolve().parents[1] / "examples"])
-    assert result.returncode == 0, result.stderr
-    assert broken_links(out) == []
-    served = Served(out)
-    yield served.url
-    served.close()
+    yield from _built_and_served(scratch / "site", roots=[root, EXAMPLES], links_checked=True)
 
 
 @pytest.fixture

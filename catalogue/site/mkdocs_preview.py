@@ -85,7 +85,7 @@ class _Rebuild:
     carried: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)
     """Path -> (URL, file it is written to, HTML) of each page carried over from the last build."""
     kept: set[str] = field(default_factory=set)
-    """Files a dirty rebuild leaves where the last build wrote them (carried pages, unchanged statics)."""
+    """Generated static files a dirty rebuild leaves where the last build wrote them (their text is unchanged)."""
     rendered: dict[str, bytes] = field(default_factory=dict)
     """Path -> HTML of each generated page MkDocs rendered in this build."""
 
@@ -138,8 +138,6 @@ class Preview:
                 file.inclusion = InclusionLevel.EXCLUDED
                 rebuild.kept.add(file.abs_dest_path)
             files.append(file)
-        if self.dirty:
-            rebuild.kept |= {dest for _, dest, _ in rebuild.carried.values()}
         rebuild.order = [_page_url(f) for f in files if f.is_documentation_page()]
         self.current = rebuild
 
@@ -162,7 +160,8 @@ class Preview:
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
                 with open(dest, "wb") as out:
                     out.write(data)
-        outputs = {f.abs_dest_path for f in rebuild.files if not f.inclusion.is_excluded()} | rebuild.kept
+        carried = {dest for _, dest, _ in rebuild.carried.values()}
+        outputs = {f.abs_dest_path for f in rebuild.files if not f.inclusion.is_excluded()} | carried | rebuild.kept
         if self.dirty:
             _delete(sorted(self.outputs - outputs), site_dir)
         carried_urls = {url for url, _, _ in rebuild.carried.values()}
