@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
-from catalogue.docker_options import option_key, split_options
+from catalogue.docker_options import option_key, option_name, option_value, split_options
 from catalogue.errors import CatalogueError, from_validation
 from catalogue.strict import Strict
 from catalogue.yaml_files import parse_yaml
@@ -87,6 +87,8 @@ class ProfilePart:
     """Recipe options the profile makes moot, e.g. `-p` under host networking; said on the page and the dry run."""
     per_node: frozenset[str] = frozenset()
     """The env names that differ per node (the multi-node network settings)."""
+    folded: list[str] = field(default_factory=list)
+    """Recipe mounts of the Hugging Face cache that the profile's own cache mount replaces (the owner's folder)."""
 
     def summary(self) -> list[str]:
         """The added words as `--opt value` / `K=V` items, for a line that marks them."""
@@ -169,11 +171,14 @@ def profile_part(
     hf_folder: str | None = None,
 ) -> ProfilePart:
     """The profile's options and env that the recipe does not set itself; `node` adds the multi-node network env."""
-    own = {option_key(group) for group in split_options(recipe_options)}
+    folded = [" ".join(g) for g in split_options(recipe_options) if is_hf_cache_mount(platform, g)]
+    own = {option_key(group) for group in split_options(recipe_options) if " ".join(group) not in folded}
     options: list[str] = []
     wanted = list(platform.options)
     if platform.hf_cache is not None:
-        wanted += ["-v", f"{hf_folder or platform.hf_cache.host}:{platform.hf_cache.container}"]
+        # The hub folder only: the cache's `token` file stays on the host (a recipe takes HF_TOKEN by name).
+        host = (hf_folder or platform.hf_cache.host).rstrip("/")
+        wanted += ["-v", f"{host}/hub:{platform.hf_cache.container.rstrip('/')}/hub"]
     env = dict(platform.env)
     if platform.hf_cache is not None:
         env["HF_HOME"] = platform.hf_cache.container
@@ -190,7 +195,17 @@ def profile_part(
     network = _network(recipe_options) or _network(options)
     dropped = [" ".join(g) for g in split_options(recipe_options) if network == "host" and option_key(g) == "publish"]
     env = {k: v for k, v in env.items() if k not in recipe_env}
-    return ProfilePart(platform.name, options, env, dropped, frozenset(node_env) & set(env))
+    return ProfilePart(platform.name, options, env, dropped, frozenset(node_env) & set(env), folded)
+
+
+def is_hf_cache_mount(platform: Platform, group: list[str]) -> bool:
+    """A recipe's `-v`/`--mount` whose target is where the profile mounts the Hugging Face cache (or its hub)."""
+    from catalogue.policy_mounts import PolicyContext, folds_into_hf_cache, parse_mount
+
+    name = option_name(group)
+    if platform.hf_cache is None or name not in ("volume", "mount"):
+        return False
+    return folds_into_hf_cache(parse_mount(name, option_value(group)), PolicyContext(platform.hf_cache.container))
 
 
 def _network(options: list[str]) -> str | None:
@@ -202,4 +217,5 @@ def _network(options: list[str]) -> str | None:
 
 def without_dropped(options: list[str], part: ProfilePart) -> list[str]:
     """The recipe's options less those the profile makes moot."""
-    return [w for g in split_options(options) if " ".join(g) not in part.dropped for w in g]
+    gone = {*part.dropped, *part.folded}
+    return [w for g in split_options(options) if " ".join(g) not in gone for w in g]

@@ -216,6 +216,40 @@ OPTION_RULES: tuple[OptionRule, ...] = (
     ),
     OptionRule("cidfile", "*", "consent", "writes a file at a host path", "CIS 5"),
     OptionRule("volume-driver", "*", "consent", "a volume plugin decides what the volumes are", "CIS 5.5"),
+    # The runner keeps the container's log and its own labels: a recipe's choice would send the log (and the
+    # variables it names) elsewhere, or hide the container from clean-up.
+    OptionRule(
+        "log-driver", "*", "never", "sends the container's log where the recipe says (the runner keeps it)", "CIS 2.13"
+    ),
+    OptionRule(
+        "log-opt", "*", "never", "log-driver settings can copy variables and labels to another host", "CIS 2.13"
+    ),
+    OptionRule(
+        "label-file", "*", "never", "reads labels from a host file (any file: its lines become labels)", "CIS 5"
+    ),
+    OptionRule(
+        "label",
+        "catalogue.*",
+        "never",
+        "a label of the runner's own: clean-up finds its containers by them",
+        "catalogue policy",
+        named_by_value=True,
+    ),
+    OptionRule(
+        "oom-score-adj",
+        "-*",
+        "consent",
+        "makes the kernel kill other processes before this container when memory runs out",
+        "CIS 5.10",
+        named_by_value=True,
+    ),
+    # Name resolution decides which server receives the Hugging Face token.
+    OptionRule(
+        "add-host", "*", "consent", "points a host name at an address of the recipe's choice", "catalogue token rule"
+    ),
+    OptionRule(
+        "dns", "*", "consent", "a name server of the recipe's choice answers every lookup", "catalogue token rule"
+    ),
 )
 
 ALLOWED_OPTIONS: dict[str, str] = {
@@ -233,8 +267,6 @@ ALLOWED_OPTIONS: dict[str, str] = {
     "restart": "handled by the runner (it drops --restart)",
     "name": "handled by the runner (it names the container)",
     "label": "a label (the runner adds its own)",
-    "label-file": "labels from a file",
-    "add-host": "a hosts-file entry inside the container",
     "attach": "terminal handling",
     "interactive": "terminal handling",
     "tty": "terminal handling",
@@ -253,7 +285,6 @@ ALLOWED_OPTIONS: dict[str, str] = {
     "workdir": "the working folder inside the container",
     "hostname": "the container's own hostname",
     "domainname": "the container's own domain name",
-    "dns": "name resolution inside the container",
     "dns-option": "name resolution inside the container",
     "dns-search": "name resolution inside the container",
     "ip": "a container address",
@@ -263,8 +294,6 @@ ALLOWED_OPTIONS: dict[str, str] = {
     "network-alias": "a container name on its network",
     "link": "a legacy container link",
     "isolation": "Windows isolation technology",
-    "log-driver": "where docker keeps the container's log",
-    "log-opt": "where docker keeps the container's log",
     "stop-signal": "how docker stops the container",
     "stop-timeout": "how docker stops the container",
     "health-cmd": "a health check in the container (CIS 5.26)",
@@ -323,6 +352,8 @@ NEVER_TREES = (
     "/var/run/containerd",
     "/run/docker",
     "/var/run/docker",
+    "/run/user",
+    "/var/run/user",
 )
 """Host folders never mounted, nor anything inside them (CIS 5.5)."""
 NEVER_EXACT = ("/", "/home", "/root", "/dev", "/run", "/var/run", "/var", "/var/lib", "~")
@@ -339,8 +370,8 @@ SOCKET_NAMES = (
 """Container-engine sockets: a container with one controls the host (CIS 5.31)."""
 CREDENTIAL_PARTS = (".ssh", ".gnupg", ".aws", ".docker", ".kube", ".azure", ".netrc", ".git-credentials", ".pypirc")
 """Folders and files that hold credentials: never mounted."""
-MODEL_PARTS = ("huggingface", "models", "hf-cache", "hf_cache")
-"""A host path with one of these parts is a model or Hugging Face cache folder: allowed."""
+CREDENTIAL_FILES = ("token", "stored_tokens", ".env", "credentials", "id_rsa", "id_ed25519", ".bash_history")
+"""File names that hold credentials (the Hugging Face cache's `token`, ssh keys, dotenv files): never mounted."""
 
 MOUNT_NEVER_WHY = {
     "tree": "mounts the host's {path}, a system folder",
@@ -350,7 +381,7 @@ MOUNT_NEVER_WHY = {
     "credentials": "mounts a folder of credentials",
 }
 MOUNT_BASIS = "CIS 5.5, 5.31; PSS baseline: HostPath Volumes"
-MOUNT_CONSENT_WHY = "mounts a host folder other than the model or Hugging Face cache"
+MOUNT_CONSENT_WHY = "mounts a host folder the owner has not named (hosts file allow_mounts) nor the profile's HF cache"
 PROPAGATION_WHY = "mounts a host folder with shared propagation (mounts flow back to the host)"
 PROPAGATION_BASIS = "CIS 5.19"
 
@@ -375,6 +406,58 @@ ENV_NEVER = (
     "PATH",
 )
 ENV_NEVER_WHY = "changes what code runs in the container"
+
+ENV_REDIRECT = (
+    "HF_ENDPOINT",
+    "HF_HUB_ENDPOINT",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "HF_HUB_DISABLE_SSL_VERIFICATION",
+    "PYTHONHTTPSVERIFY",
+)
+"""Variables (any letter case) that change which server receives the Hugging Face token, or whether it is checked."""
+ENV_REDIRECT_WHY = "changes which server the model hub's requests (and the token) go to, or how it is verified"
+ENV_REDIRECT_BASIS = "catalogue token rule"
+
+ENV_FROM_HOST_ALLOWED = ("HF_TOKEN", "VLLM_API_KEY")
+"""Variables a recipe may take from the owner's environment without consent (plus those its platform profile
+names); any other name needs consent: the owner's environment holds more than the model hub's token."""
+ENV_FROM_HOST_WHY = "passes the owner's {name} into the containers"
+
+NO_IMAGE_OPTION = "no container"
+NO_IMAGE_WHY = "runs vLLM on your machine outside a container, with your user's rights and files"
+
+# vLLM flags that load code or read files (names as in vLLM's parser; a test checks them against the snapshots).
+FLAGS_LOAD_CODE = (
+    "tool-parser-plugin",
+    "logits-processors",
+    "worker-extension-cls",
+    "middleware",
+    "scheduler-cls",
+)
+FLAGS_LOAD_CODE_WHY = "loads Python code the recipe names into the server"
+FLAGS_READ_PATH = (
+    "chat-template",
+    "ssl-keyfile",
+    "ssl-certfile",
+    "ssl-ca-certs",
+    "lora-modules",
+    "download-dir",
+    "tokenizer",
+    "config",
+    "mm-encoder-fp8-scale-path",
+)
+FLAGS_READ_PATH_WHY = "reads a file on your machine (the recipe runs without a container)"
+FLAGS_SERVE_FILES = ("allowed-local-media-path",)
+FLAGS_SERVE_FILES_WHY = "lets any API client read files under that path through the server"
+FLAGS_SEND = ("otlp-traces-endpoint",)
+FLAGS_SEND_WHY = "sends request traces to a server of the recipe's choice"
+FLAGS_BASIS = "catalogue code and file rule"
 ENV_BASIS = "CIS 5 (the image decides the code); catalogue code-injection rule"
 
 SECRET_WHY = "a secret written in the recipe ({masked})"

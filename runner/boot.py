@@ -12,6 +12,10 @@ import urllib.request
 
 from catalogue.atomic import write_text
 from runner import server as srv
+from runner.containers import LABEL_RECIPE, LABEL_RUN
+from runner.helper_containers import prepare_caches, prepare_snapshot
+from runner.hosts import LOCAL
+from runner.inspect_gate import Container, Verdicts, create_all
 from runner.plan import Job, Plan, router_yaml
 from runner.state import Bar, Progress, Running
 from runner.sweep import ClientFailed
@@ -26,18 +30,66 @@ def server_version(base_url: str) -> str:
         return "unknown"
 
 
-def launch(plan: Plan, running: Running, progress: Progress, key: str, todo: list[Job]) -> None:
-    """Start the flag snapshot and the benchmark client; once the client accepts every job, every server."""
+def launch(
+    plan: Plan, running: Running, progress: Progress, key: str, todo: list[Job], verdicts: Verdicts | None = None
+) -> None:
+    """Create every container and judge docker's view of it (runner.inspect_gate); then start the flag snapshot
+    and the benchmark client and, once the client accepts every job, every server."""
     raw = plan.raw_dir
     (raw / "jobs.json").write_text(json.dumps([job.payload() for job in todo]))
-    running.snapshot = srv.start(plan.snapshot_argv, {}, raw / "snapshot.log", redact=running.redact)
     (raw / "events.jsonl").write_text("")
+    prepare_snapshot(plan)
+    prepare_caches(plan)
+    client_env = {"OPENAI_API_KEY": key}
+    starts = {}
+    if plan.image:
+        starts = create_all(gate_containers(plan, client_env), image_roles(plan), verdicts or Verdicts({}, []))
+    running.snapshot = srv.start(
+        starts.get(SNAPSHOT, plan.snapshot_argv), {}, raw / "snapshot.log", redact=running.redact
+    )
     running.client = srv.start(
-        plan.client_argv, {"OPENAI_API_KEY": key}, raw / "client.log", stdin=subprocess.PIPE, redact=running.redact
+        starts.get(CLIENT, plan.client_argv),
+        client_env,
+        raw / "client.log",
+        stdin=subprocess.PIPE,
+        redact=running.redact,
     )
     progress.client_vllm_version = wait_client(plan, running.client)
     for node in plan.nodes:
-        running.nodes[node.role] = srv.start(node.argv, node.env, raw / node.log_name, redact=running.redact)
+        argv = starts.get(node.role, node.argv)
+        running.nodes[node.role] = srv.start(argv, node.env, raw / node.log_name, redact=running.redact)
+
+
+SNAPSHOT, CLIENT = "flag snapshot", "benchmark client"
+
+
+def image_roles(plan: Plan) -> dict[str, str]:
+    """The image of each container the gate creates, by role."""
+    image = str(plan.image)
+    return {SNAPSHOT: image, CLIENT: image, **{node.role: image for node in plan.nodes}}
+
+
+def gate_containers(plan: Plan, client_env: dict[str, str]) -> list[Container]:
+    """Every container of the run as the inspect gate creates it: servers first, then the snapshot and client."""
+    labels = {LABEL_RECIPE: plan.recipe_id, LABEL_RUN: plan.stamp}
+    out = [
+        Container(n.role, n.host, n.argv, n.env, n.labels, n.own_mounts, n.by_name) for n in plan.nodes if n.container
+    ]
+    out.append(Container(SNAPSHOT, LOCAL, plan.snapshot_argv, {}, labels, plan.snapshot_mounts))
+    if plan.client == "image":
+        out.append(
+            Container(
+                CLIENT,
+                LOCAL,
+                plan.client_argv,
+                client_env,
+                labels,
+                plan.client_mounts,
+                plan.nodes[0].by_name if plan.nodes else [],
+                interactive=True,
+            )
+        )
+    return out
 
 
 def wait_client(plan: Plan, client: subprocess.Popen, timeout_s: float = 600) -> str | None:

@@ -7,10 +7,13 @@ import subprocess
 from dataclasses import dataclass
 
 from catalogue.docker_options import option_key, option_value, split_options
+from runner.docker_view import LOG_DRIVER
 from runner.hosts import Host
 
 LABEL_RECIPE = "catalogue.recipe"
 LABEL_RUN = "catalogue.run"
+RUNNER_OPTIONS = ("--security-opt", "no-new-privileges", "--log-driver", LOG_DRIVER)
+"""On every container the runner creates: no privilege gain through setuid, and the log where the runner keeps it."""
 CACHE_MOUNT = "/catalogue-cache"
 """Where a server container sees its host's compile-cache folder (VLLM_CACHE_ROOT, TORCHINDUCTOR_CACHE_DIR)."""
 
@@ -46,7 +49,7 @@ def own_options(options: list[str], *, name: str, labels: dict[str, str], cache_
         else:
             network_host = network_host or key == "network"
             kept += group
-    owned = ["--name", name, *(w for k, v in labels.items() for w in ("--label", f"{k}={v}"))]
+    owned = ["--name", name, *RUNNER_OPTIONS, *(w for k, v in labels.items() for w in ("--label", f"{k}={v}"))]
     if not network_host:
         owned += ["--network", "host"]
         changes.append("added --network host: nodes and the client reach each other by host address")
@@ -59,7 +62,8 @@ def own_options(options: list[str], *, name: str, labels: dict[str, str], cache_
             "-e",
             f"TORCHINDUCTOR_CACHE_DIR={CACHE_MOUNT}/inductor",
         ]
-    return OwnedOptions([*owned, *kept], changes)
+    # After the recipe's: docker keeps the last of a repeated setting, so the runner's name and labels win.
+    return OwnedOptions([*kept, *owned], changes)
 
 
 CLEANUP_TIMEOUT_S = float(os.environ.get("CATALOGUE_CLEANUP_TIMEOUT_S", "60"))

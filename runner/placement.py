@@ -72,9 +72,9 @@ def client_mounts_and_env(server: ServerLaunch, model_arg: str, *, as_root: bool
         target = key.removeprefix("volume:").rstrip("/")
         if not key.startswith("volume:"):
             continue
-        if target == cache:
+        if cache and target in (cache, cache + "/hub"):
             source = option_value(group).split(":", 1)[0]
-            out += ["-v", f"{source}:{cache if as_root else CLIENT_HF_HOME}"]
+            out += ["-v", f"{source}:{(cache if as_root else CLIENT_HF_HOME) + target.removeprefix(cache)}"]
         elif model_arg == target or model_arg.startswith(target + "/"):
             out += group
     return (

@@ -5,29 +5,29 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
 from catalogue.benchmark import RUN_STAMP_FORMAT
+from catalogue.docker_options import option_name, option_value, split_options
 from catalogue.errors import CatalogueError
 from catalogue.launch import bench_argv, rate_bench_argv
 from catalogue.loading import RUNS_DIR, Entry
 from catalogue.platform import ProfilePart
 from catalogue.recipe import ClusterTopology
 from catalogue.slo import rate_name
-from catalogue.topology import Layout, RouterLaunch, layout
-from runner.containers import LABEL_RECIPE, LABEL_RUN, own_options
+from catalogue.topology import Layout, RouterLaunch, ServerLaunch, layout
+from runner.containers import CACHE_MOUNT, LABEL_RECIPE, LABEL_RUN, own_options
+from runner.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.hosts import LOCAL, Host
 from runner.placement import client_mounts_and_env, link_interfaces, spread_hosts
 
-DRIVER = Path(__file__).with_name("driver.py")
-REPO = Path(__file__).resolve().parents[1]
-RAW_IN_CONTAINER = "/raw"
-CACHE_ROOT = "/var/tmp/catalogue-compile-cache"
-"""Per host: vLLM's and torch.compile's caches, one folder per image and recipe, so a second boot is warm."""
+CACHE_ROOT = "~/.cache/catalogue/compile"
+"""vLLM's and torch.compile's caches, one folder per image and recipe (mode 0700), so a second boot is warm: under
+the owner's cache folder on this machine; on another host, under /var/tmp (its home folder is not known here)."""
+REMOTE_CACHE_ROOT = "/var/tmp/catalogue-compile-cache"
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,12 @@ class NodeRun:
     """Ray: `docker exec <container> vllm serve ...` once every node joined."""
     profile: ProfilePart | None = None
     """What the platform profile put into the command (the dry run marks it)."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """The runner's labels on its container, exactly (the inspect gate checks docker kept them)."""
+    own_mounts: list[tuple[str, str]] = field(default_factory=list)
+    """(host folder, target) of the mounts the runner adds: the compile cache, the profile's HF cache."""
+    by_name: list[str] = field(default_factory=list)
+    """Variables passed by name from the owner's environment."""
 
     @property
     def log_name(self) -> str:
@@ -121,6 +127,10 @@ class Plan:
     image_source: str | None = None
     capacity: bool = False
     """Search the highest rate within the recipe's SLO after the planned levels (the client waits for probes)."""
+    client_mounts: list[tuple[str, str]] = field(default_factory=list)
+    """(host path, target) of what the runner mounts into the client container (raw results, driver)."""
+    snapshot_mounts: list[tuple[str, str]] = field(default_factory=list)
+    """(host path, target) of what the runner mounts into the flag-snapshot container (code copy, output)."""
 
     @property
     def probe_template(self) -> Job | None:
@@ -245,7 +255,10 @@ def make_plan(
                 if f"left out {d} " not in " ".join(changes)
             ]
         if docker:
-            cache = f"{cache_root}/{_slug(str(server.image))}/{entry.id}" if cache_root else None
+            cache = None
+            if cache_root:
+                root = os.path.expanduser(cache_root) if host.is_local else REMOTE_CACHE_ROOT
+                cache = f"{root}/{_slug(str(server.image))}/{entry.id}"
             owned = own_options(
                 [os.path.expanduser(w) if w.startswith("~/") else w for w in server.all_options],  # as a shell would
                 name=name,
@@ -255,7 +268,22 @@ def make_plan(
             changes += [c for c in owned.changes if c not in changes]
             argv = [*host.docker_cli(), *server.docker_argv(owned.options)[1:]]
             exec_argv = [*host.docker_cli(), "exec", name, *server.exec_serve] if server.exec_serve else None
-            nodes.append(NodeRun(server.role, host, argv, {}, name, server.base_url, exec_argv, server.profile))
+            node_labels = {**labels, "catalogue.node": str(i)}
+            nodes.append(
+                NodeRun(
+                    server.role,
+                    host,
+                    argv,
+                    {},
+                    name,
+                    server.base_url,
+                    exec_argv,
+                    server.profile,
+                    node_labels,
+                    own_mounts(server, cache),
+                    list(server.env_names),
+                )
+            )
         else:
             env = dict(server.all_env)
             if cache_root:
@@ -304,7 +332,7 @@ def make_plan(
         recipe.serving.image_source,
         capacity,
     )
-    return _with_client(plan, client_mounts_and_env(lay.servers[0], recipe.model_arg, as_root=os.getuid() == 0))
+    return with_helpers(plan, client_mounts_and_env(lay.servers[0], recipe.model_arg, as_root=os.getuid() == 0))
 
 
 def _router(
@@ -361,76 +389,20 @@ def _jobs(entry: Entry, recipe, endpoint: str, raw: str, stamp: str, capacity: b
     return jobs
 
 
-def _with_client(plan: Plan, client_extra: list[str]) -> Plan:
-    """The benchmark client's and the flag snapshot's commands, in the image or in this Python."""
-    raw = plan.raw_dir.resolve()
-    jobs, events = ("jobs.json", "events.jsonl")
-    if plan.client == "image":
-        user = [] if os.getuid() == 0 else ["--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp"]
-        client = [
-            "docker",
-            "run",
-            "--rm",
-            "-i",
-            "--name",
-            f"catalogue-{plan.recipe_id}-client",
-            "--label",
-            f"{LABEL_RECIPE}={plan.recipe_id}",
-            "--label",
-            plan.label,
-            "--network",
-            "host",
-            *user,
-            "--entrypoint",
-            "python3",
-            "-v",
-            f"{raw}:{RAW_IN_CONTAINER}",
-            "-v",
-            f"{DRIVER}:/catalogue/driver.py:ro",
-            "-e",
-            "OPENAI_API_KEY",
-            *client_extra,
-            str(plan.image),
-            "/catalogue/driver.py",
-            f"{RAW_IN_CONTAINER}/{jobs}",
-            f"{RAW_IN_CONTAINER}/{events}",
-        ]
-    else:
-        client = [sys.executable, str(DRIVER), str(raw / jobs), str(raw / events)]
-    if plan.capacity:
-        client.append("--more")
-    if plan.image:
-        snapshot = [
-            "docker",
-            "run",
-            "--rm",
-            "--label",
-            f"{LABEL_RECIPE}={plan.recipe_id}",
-            "--label",
-            plan.label,
-            "--entrypoint",
-            "python3",
-            "-v",
-            f"{REPO}:/catalogue:ro",
-            "-v",
-            f"{raw}:/out",
-            "-w",
-            "/catalogue",
-            "-e",
-            "PYTHONPATH=/catalogue",
-            plan.image,
-            "-m",
-            "catalogue",
-            "flags",
-            "dump",
-            "--image",
-            plan.image,
-            "--out",
-            "/out/flags.json",
-        ]
-    else:
-        snapshot = [sys.executable, "-m", "catalogue", "flags", "dump", "--out", str(raw / "flags.json")]
-    return Plan(**{**plan.__dict__, "client_argv": client, "snapshot_argv": snapshot})
+def own_mounts(server: ServerLaunch, cache: str | None) -> list[tuple[str, str]]:
+    """The mounts the runner adds to a server container: its compile cache, the profile's HF cache hub."""
+    out = [(cache, CACHE_MOUNT)] if cache else []
+    part = server.profile
+    for group in split_options(part.options if part else []):
+        if option_name(group) == "volume" and part is not None and group_is_hf_cache(group, part):
+            source, target = option_value(group).split(":")[:2]
+            out.append((os.path.expanduser(source), target))
+    return out
+
+
+def group_is_hf_cache(group: list[str], part: ProfilePart) -> bool:
+    """The profile's own Hugging Face cache mount (its target ends in the hub folder)."""
+    return option_value(group).split(":")[1].endswith("/hub") and "HF_HOME" in part.env
 
 
 def router_yaml(plan: Plan) -> str:

@@ -10,7 +10,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from catalogue.loading import RECIPE_FILE, Entry
-from catalogue.policy import PolicyFinding, check_env, check_options, check_recipe_file, errors, missing_allows
+from catalogue.policy import (
+    PolicyFinding,
+    check_env,
+    check_options,
+    check_recipe_file,
+    context_for,
+    errors,
+    missing_allows,
+)
+from runner.inspect_gate import Verdicts
 from runner.plan import Plan
 
 
@@ -26,15 +35,16 @@ def normal_allow(name: str) -> str:
 def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
     """The policy's verdicts on everything the run would start: the recipe's launch and the profile's part."""
     path = entry.folder / RECIPE_FILE
-    found = check_recipe_file(path, entry.recipe.serving)
+    found = check_recipe_file(path, entry.recipe.serving, platform=entry.platform)
     seen: set[str] = set()
     for node in plan.nodes:
         part = node.profile
         if part is None:
             continue
         source = f"platforms/{part.platform}.yaml"
-        for finding in [*check_options(part.options, {}), *check_env(part.env)]:
-            if finding.option in seen:
+        context = context_for(entry.platform)
+        for finding in [*check_options(part.options, {}, context), *check_env(part.env)]:
+            if finding.option in seen or finding.cls == "note":
                 continue
             seen.add(finding.option)
             reason = (
@@ -77,3 +87,10 @@ def secret_values(entry: Entry, env: dict[str, str] | None = None) -> list[str]:
     """The values of the recipe's by-name variables in this environment: what logs must never contain."""
     environ = os.environ if env is None else env
     return [environ[name] for name in entry.recipe.serving.env_from_host if environ.get(name)]
+
+
+def verdicts(found: list[PolicyFinding], allowed: list[str], entry: Entry) -> Verdicts:
+    """What the inspect gate holds docker's view to: the consent names the static gate saw declared (recipe and
+    profile), the owner's `--allow`s, and the recipe's platform context."""
+    declared = {f.option: f.reason for f in found if f.cls == "consent" and f.reason is not None}
+    return Verdicts(declared, list(allowed), context_for(entry.platform))

@@ -20,7 +20,9 @@ from runner import server as srv
 from runner.boot import launch, server_version, start_router, wait_ready
 from runner.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
 from runner.dry_run import describe
+from runner.helper_containers import finish_snapshot
 from runner.hosts import HOSTS_FILE, Host, parse_hosts
+from runner.inspect_gate import Refused, Verdicts
 from runner.lock import refresh_lock
 from runner.plan import Job, Plan, make_plan
 from runner.preflight import PreflightFailed, run_preflight
@@ -129,6 +131,8 @@ class Refresh:
     """A resumed run's image id: the image must still be the same."""
     sweep: Sweep | None = None
     """The benchmark client's events, once released (the capacity search goes on reading them)."""
+    verdicts: Verdicts | None = None
+    """What the static gate accepted: the inspect gate judges docker's view of each container against it."""
 
     @property
     def todo(self) -> list[Job]:
@@ -141,7 +145,7 @@ def step_clear(r: Refresh) -> None:
 
 
 def step_launch(r: Refresh) -> None:
-    launch(r.plan, r.running, r.progress, r.key, r.todo)
+    launch(r.plan, r.running, r.progress, r.key, r.todo, r.verdicts)
 
 
 def step_ray(r: Refresh) -> None:
@@ -192,10 +196,12 @@ def execute(
     progress: Progress,
     resumed_image_id: str | None = None,
     fail_on_regression: bool = False,
+    verdicts: Verdicts | None = None,
 ) -> int:
     """Run the steps against one boot, stop everything, record; 0 only when the sweep completed."""
     plan.raw_dir.mkdir(parents=True, exist_ok=True)
     refresh = Refresh(plan, entry, progress, Running(plan), Bar(len(plan.levels)), resumed_image_id=resumed_image_id)
+    refresh.verdicts = verdicts
     refresh.running.redact = [refresh.key, *policy_gate.secret_values(entry)]
     reason: str | None = None
     code = 1
@@ -203,6 +209,13 @@ def execute(
         for step in STEPS:
             step(refresh)
         code = 0
+    except Refused as exc:
+        print(
+            "refused by the run policy (as docker made the containers), nothing started:",
+            exc,
+            sep="\n",
+            file=sys.stderr,
+        )
     except (srv.ServerFailed, ClientFailed) as exc:
         reason = str(exc).splitlines()[0]
         print(f"\nrefresh failed: {exc}", file=sys.stderr)
@@ -223,6 +236,7 @@ def execute(
             print(f"left unclean: {line}", file=sys.stderr)
             progress.note(f"left unclean: {line.split(' (', 1)[0]}", f"left unclean: {line}")
         code = code or (1 if unclean else 0)
+        finish_snapshot(plan)
         if (plan.raw_dir / "flags.json").exists():
             progress.snapshot = f"{plan.stamp}/flags.json"
         if progress.done:
@@ -316,4 +330,5 @@ def run_refresh(
         resumed_id = (
             previous.provenance.image_id if previous and isinstance(previous.provenance, MeasuredProvenance) else None
         )
-        return execute(plan, entry, progress, resumed_id, fail_on_regression)
+        verdicts = policy_gate.verdicts(found, allow or [], entry)
+        return execute(plan, entry, progress, resumed_id, fail_on_regression, verdicts)

@@ -20,6 +20,8 @@ from catalogue.loading import load_entry
 from tests.test_runner import REPO, _is_server, free_port, needs_vllm, ours_alive, sessions_left
 
 RECIPE = "tiny-cpu-capacity"
+LOCAL_RECIPE = (RECIPE, "--allow", "no container")
+"""A local process runs outside a container: the owner's consent, given by name."""
 
 
 @pytest.fixture
@@ -47,7 +49,7 @@ def option(argv: list[str], name: str) -> str:
 def test_rate_sweep_and_capacity_search_end_to_end(tiny):
     root, folder = tiny
     port = free_port()
-    assert main(["--root", str(root), "refresh", RECIPE, "--port", str(port), "--capacity"]) == 0
+    assert main(["--root", str(root), "refresh", *LOCAL_RECIPE, "--port", str(port), "--capacity"]) == 0
     run = load_entry(folder).latest
     assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
     planned = [lv for lv in run.rates if lv.probe is None]
@@ -89,7 +91,7 @@ def test_a_search_whose_lowest_rate_already_misses(tiny):
         open_loop={"rates": [4], "min_window_s": 2, "min_requests": 6, "search_budget_s": 120},
     )
     port = free_port()
-    assert main(["--root", str(root), "refresh", RECIPE, "--port", str(port), "--capacity"]) == 0
+    assert main(["--root", str(root), "refresh", *LOCAL_RECIPE, "--port", str(port), "--capacity"]) == 0
     run = load_entry(folder).latest
     cap = run.capacity
     assert cap is not None and cap.rps is None and not cap.converged
@@ -105,7 +107,19 @@ def test_server_killed_mid_search_then_resume(tiny):
     root, folder = tiny
     edit(folder, open_loop={"rates": [2], "min_window_s": 4, "min_requests": 8, "search_budget_s": 300})
     port = free_port()
-    argv = [sys.executable, "-m", "catalogue", "--root", str(root), "refresh", RECIPE, "--port", str(port)]
+    argv = [
+        sys.executable,
+        "-m",
+        "catalogue",
+        "--root",
+        str(root),
+        "refresh",
+        RECIPE,
+        "--allow",
+        "no container",
+        "--port",
+        str(port),
+    ]
     proc = subprocess.Popen(
         [*argv, "--capacity"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -130,7 +144,23 @@ def test_server_killed_mid_search_then_resume(tiny):
     assert None in kept and 1 in kept  # the planned rate and the first probe are kept
     assert ours_alive(str(port)) == [] and sessions_left(folder) == {}
 
-    assert main(["--root", str(root), "refresh", RECIPE, "--port", str(port), "--resume", "--capacity"]) == 0
+    assert (
+        main(
+            [
+                "--root",
+                str(root),
+                "refresh",
+                RECIPE,
+                "--allow",
+                "no container",
+                "--port",
+                str(port),
+                "--resume",
+                "--capacity",
+            ]
+        )
+        == 0
+    )
     runs = load_entry(folder).runs
     assert len(runs) == 1 and runs[0].complete
     resumed = runs[0]

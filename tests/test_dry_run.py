@@ -97,6 +97,7 @@ def test_spark_dry_runs_match_their_golden_files(recipe_id, tmp_path, capsys, mo
     hosts = tmp_path / "hosts.yaml"
     hosts.write_text(SPARKS)
     monkeypatch.setenv("HF_HOME", "/home/me/.cache/huggingface")
+    monkeypatch.setenv("HOME", "/home/me")
     monkeypatch.setattr(os, "getuid", lambda: 1000)
     monkeypatch.setattr(os, "getgid", lambda: 1000)
     out = dry_run(capsys, recipe_id, "--hosts", "spark1,spark2", "--hosts-file", str(hosts))
@@ -123,7 +124,7 @@ def test_cluster_nodes_carry_the_playbook_settings(tmp_path, capsys, monkeypatch
             ("--gpus", "all"),
             ("--ipc", "host"),
             ("--network", "host"),
-            ("-v", "/home/me/.cache/huggingface:/root/.cache/huggingface"),
+            ("-v", "/home/me/.cache/huggingface/hub:/root/.cache/huggingface/hub"),
             ("-e", f"VLLM_HOST_IP={ip}"),
             ("-e", "UCX_NET_DEVICES=enp1s0f1np1"),
             ("-e", "NCCL_SOCKET_IFNAME=enp1s0f1np1"),

@@ -29,7 +29,7 @@ def test_bash_sees_the_same_words_and_puts_the_home_folder_in_the_cache_mount(en
     out = subprocess.run(
         ["bash", "-c", script], capture_output=True, text=True, check=True, env={"HOME": "/home/me"}
     ).stdout
-    cache = "~/.cache/huggingface:/root/.cache/huggingface"
+    cache = "~/.cache/huggingface/hub:/root/.cache/huggingface/hub"
     assert cache in argv and out.splitlines() == [w.replace("~/", "/home/me/") for w in argv]
 
 

@@ -264,4 +264,5 @@ def test_the_published_recipes_are_the_source_files_service_as_pasted(recipe_id,
     ours, theirs = serving(catalogue_copy, "pasted"), serving(catalogue_copy, recipe_id)
     for part in ("image", "env", "env_from_host", "flags", "container", "model_path"):
         assert ours[part] == theirs[part], part
-    assert [c["option"] for c in ours["consent"]] == [c["option"] for c in theirs["consent"]] == ["--volume /opt/hf"]
+    # The source's /opt/hf cache mount folds into the profile's HF cache (the owner's folder): no consent asked.
+    assert ours.get("consent", []) == theirs.get("consent", []) == []

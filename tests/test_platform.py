@@ -17,8 +17,19 @@ def test_the_recipes_own_option_replaces_the_profiles_of_the_same_kind():
     part = profile_part(
         SPARK, ["--ulimit", "memlock=8192", "--gpus=device=0", "-v", "/data/hf:/root/.cache/huggingface"], {}
     )
-    assert part.options == ["--ipc", "host", "--ulimit", "stack=67108864", "--network", "host"]
+    assert part.options == [
+        "--ipc",
+        "host",
+        "--ulimit",
+        "stack=67108864",
+        "--network",
+        "host",
+        "-v",
+        "~/.cache/huggingface/hub:/root/.cache/huggingface/hub",
+    ]
     assert part.env == {"HF_HOME": "/root/.cache/huggingface"} and part.dropped == []
+    # The recipe's own HF cache mount folds into the profile's: the owner's folder, the hub only (no token file).
+    assert part.folded == ["-v /data/hf:/root/.cache/huggingface"]
 
 
 def test_host_networking_makes_a_port_mapping_moot_and_says_so():

@@ -5,127 +5,26 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 
 from catalogue import policy_rules
 from catalogue.cli import main
+from catalogue.platform import load_platform
 from catalogue.policy import (
+    PolicyContext,
     check_launch,
+    context_for,
     missing_allows,
     mount_verdict,
     required_allows,
     walk_options,
 )
+from tests.policy_corpus import CASES, env, options, serving
 
 REPO = Path(__file__).resolve().parents[1]
 LINE = re.compile(r"recipe\.yaml:\d+: (never|consent): ")
-
-
-def serving(change: Callable[[dict], None]) -> Callable[[Path], None]:
-    def apply(folder: Path) -> None:
-        path = folder / "recipe.yaml"
-        data = yaml.safe_load(path.read_text())
-        change(data["serving"])
-        path.write_text(yaml.safe_dump(data, sort_keys=False))
-
-    return apply
-
-
-def options(*words: str) -> Callable[[Path], None]:
-    return serving(lambda s: s["container"]["options"].extend(words))
-
-
-def env(name: str, value: str) -> Callable[[Path], None]:
-    return serving(lambda s: s["env"].update({name: value}))
-
-
-def flag(name: str, value) -> Callable[[Path], None]:
-    return serving(lambda s: s["flags"].update({name: value}))
-
-
-def consent(option: str) -> Callable[[Path], None]:
-    return serving(lambda s: s.update({"consent": [{"option": option, "reason": "a reason"}]}))
-
-
-CASES: dict[str, tuple[Callable[[Path], None], str]] = {
-    # never
-    "volumes-from": (options("--volumes-from", "other"), "never: --volumes-from: "),
-    "docker api socket option": (options("--use-api-socket"), "never: --use-api-socket: "),
-    "mount of /": (options("-v", "/:/host"), "never: --volume /: "),
-    "mount of /etc": (options("-v", "/etc:/host-etc:ro"), "never: --volume /etc: "),
-    "mount under /etc, dotted": (
-        options("--mount", "type=bind,src=/etc/../etc/shadow,dst=/s"),
-        "never: --mount /etc/shadow: ",
-    ),
-    "mount of /root": (options("-v=/root:/r"), "never: --volume /root: "),
-    "mount of /home": (options("--volume", "/home:/h"), "never: --volume /home: "),
-    "mount of a home folder": (options("--volume=/home/alice/:/h"), "never: --volume /home/alice: "),
-    "mount of ~": (options("-v", "~:/h"), "never: --volume ~: "),
-    "mount of /proc": (options("-v", "/proc:/p"), "never: --volume /proc: "),
-    "shell syntax in a mount": (
-        options("-v", "$(pwd)/patches/x.py:/opt/x.py"),
-        "never: --volume $(pwd)/patches/x.py: shell syntax in the host path",
-    ),
-    "mount under /sys": (options("-v", "/sys/fs/cgroup:/c"), "never: --volume /sys/fs/cgroup: "),
-    "docker socket": (
-        options("-v", "/var/run/docker.sock:/var/run/docker.sock"),
-        "never: --volume /var/run/docker.sock: ",
-    ),
-    "containerd socket": (
-        options("-v", "/run/containerd/containerd.sock:/c.sock"),
-        "never: --volume /run/containerd/containerd.sock: ",
-    ),
-    "podman socket elsewhere": (options("-v", "/tmp/podman.sock:/p.sock"), "never: --volume /tmp/podman.sock: "),
-    "credentials folder": (options("-v", "$HOME/.ssh:/root/.ssh:ro"), "never: --volume ~/.ssh: "),
-    "named volume backed by /": (
-        options("--mount", "type=volume,dst=/d,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=/"),
-        "never: --mount /: ",
-    ),
-    "LD_PRELOAD": (env("LD_PRELOAD", "/host/tmp/evil.so"), "never: LD_PRELOAD: "),
-    "LD_LIBRARY_PATH as -e": (options("-e", "LD_LIBRARY_PATH=/x"), "never: LD_LIBRARY_PATH: "),
-    "PYTHONPATH": (env("PYTHONPATH", "/plugins"), "never: PYTHONPATH: "),
-    "PYTHONSTARTUP": (env("PYTHONSTARTUP", "/x.py"), "never: PYTHONSTARTUP: "),
-    "NODE_OPTIONS": (env("NODE_OPTIONS", "--require /x.js"), "never: NODE_OPTIONS: "),
-    "unknown docker option": (options("--no-such-option"), "never: --no-such-option: "),
-    "unused consent": (consent("--cap-add SYS_ADMIN"), "never: --cap-add SYS_ADMIN: declared in serving.consent"),
-    # consent, not declared
-    "privileged": (options("--privileged"), "consent: --privileged: "),
-    "cap-add": (options("--cap-add=cap_ipc_lock"), "consent: --cap-add IPC_LOCK: "),
-    "device": (options("--device", "/dev/infiniband:/dev/infiniband"), "consent: --device /dev/infiniband: "),
-    "device-cgroup-rule": (options("--device-cgroup-rule", "c 1:3 mr"), "consent: --device-cgroup-rule c 1:3 mr: "),
-    "pid host": (options("--pid", "host"), "consent: --pid host: "),
-    "pid of a container": (options("--pid=container:db"), "consent: --pid container:db: "),
-    "uts host": (options("--uts=host"), "consent: --uts host: "),
-    "userns host": (options("--userns", "host"), "consent: --userns host: "),
-    "cgroupns host": (options("--cgroupns", "host"), "consent: --cgroupns host: "),
-    "network of a container": (options("--network", "container:db"), "consent: --network container:db: "),
-    "ipc of a container": (options("--ipc=container:db"), "consent: --ipc container:db: "),
-    "seccomp unconfined": (
-        options("--security-opt", "seccomp=unconfined"),
-        "consent: --security-opt seccomp=unconfined: ",
-    ),
-    "apparmor unconfined": (
-        options("--security-opt=apparmor=unconfined"),
-        "consent: --security-opt apparmor=unconfined: ",
-    ),
-    "sysctl outside the safe set": (options("--sysctl", "kernel.msgmax=65536"), "consent: --sysctl kernel.msgmax"),
-    "another runtime": (options("--runtime", "sysbox-runc"), "consent: --runtime sysbox-runc: "),
-    "entrypoint": (options("--entrypoint", "/bin/sh"), "consent: --entrypoint: "),
-    "env-file": (options("--env-file", "./server.env"), "consent: --env-file: "),
-    "cgroup-parent": (options("--cgroup-parent", "/system.slice"), "consent: --cgroup-parent: "),
-    "oom-kill-disable": (options("--oom-kill-disable"), "consent: --oom-kill-disable: "),
-    "cidfile": (options("--cidfile", "/tmp/cid"), "consent: --cidfile: "),
-    "volume-driver": (options("--volume-driver", "sshfs"), "consent: --volume-driver: "),
-    "other host folder": (options("-v", "/srv/data:/data"), "consent: --volume /srv/data: "),
-    "shared propagation": (
-        options("-v", "/srv/models:/models:rshared"),
-        "consent: --volume /srv/models: mounts a host folder with shared propagation",
-    ),
-}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -163,7 +62,7 @@ def test_every_never_and_consent_rule_has_a_case():
 @pytest.mark.parametrize("pattern", policy_rules.ENV_NEVER)
 def test_every_code_changing_variable_is_never(pattern):
     name = pattern.replace("*", "AUDIT")
-    found = check_launch([], {name: "/x"}, {"host": "127.0.0.1"}, None, None, source="x")
+    found = check_launch([], {name: "/x"}, {"host": "127.0.0.1"}, "img:1", None, source="x")
     assert [(f.cls, f.option) for f in found] == [("never", name)]
 
 
@@ -209,10 +108,6 @@ ALLOWED = [
     "-d --restart unless-stopped --rm",
     "-e FOO=bar",
     "-v hf-cache:/root/.cache/huggingface",
-    "-v ~/.cache/huggingface:/root/.cache/huggingface",
-    "-v /root/.cache/huggingface:/root/.cache/huggingface",
-    "-v /home/me/models/gpt-oss:/models:ro",
-    "--mount type=bind,src=/data/hf_cache,dst=/hf",
     "--tmpfs /scratch",
     "--device nvidia.com/gpu=all",
     "--security-opt no-new-privileges",
@@ -227,15 +122,37 @@ def test_allowed_options_give_no_finding(words):
     assert check_launch(words.split(), {}, {"host": "127.0.0.1"}, "img:1", None, source="x") == []
 
 
-def test_a_host_folder_mounted_where_the_model_is_read_is_the_model_folder():
-    found = check_launch(["-v", "/srv/weights:/models"], {}, {}, "img:1", None, source="x", model_path="/models/m")
-    assert found == []
+def test_the_profile_hf_cache_mount_folds_and_owner_folders_pass():
+    spark = context_for(load_platform("dgx-spark"))
+    for words in (
+        ["-v", "~/.cache/huggingface:/root/.cache/huggingface"],
+        ["-v", "$HOME/.cache/huggingface:/root/.cache/huggingface"],
+        ["-v", "${HOME}/.cache/huggingface:/root/.cache/huggingface/"],
+        ["-v", "/opt/hf:/root/.cache/huggingface"],
+        ["--mount", "type=bind,src=/opt/hf,dst=/root/.cache/huggingface/hub"],
+    ):
+        found = check_launch(words, {}, {}, "img:1", None, source="x", context=spark)
+        assert [(f.cls, f.why.split(":")[0]) for f in found] == [
+            ("note", "the platform profile mounts the Hugging Face cache here")
+        ], words
+    elsewhere = check_launch(["-v", "/srv/weights:/models"], {}, {}, "img:1", None, source="x", context=spark)
+    assert [f.cls for f in elsewhere] == ["consent"]
+    owner = PolicyContext(None, ("/srv/weights",))
+    assert check_launch(["-v", "/srv/weights/m:/models"], {}, {}, "img:1", None, source="x", context=owner) == []
     assert mount_verdict("/srv/weights") == ("consent", policy_rules.MOUNT_CONSENT_WHY)
 
 
+def test_every_flag_the_policy_names_is_a_vllm_flag():
+    newest = sorted((REPO / "snapshots").glob("vllm-*.json"))[-1]
+    spellings = {s for o in json.loads(newest.read_text())["options"] for s in o["spellings"]}
+    named = [*policy_rules.FLAGS_LOAD_CODE, *policy_rules.FLAGS_READ_PATH, *policy_rules.FLAGS_SERVE_FILES]
+    for flag in [*named, *policy_rules.FLAGS_SEND]:
+        assert f"--{flag}" in spellings, f"--{flag} is not a flag of {newest.name}: rename it in policy_rules"
+
+
 def test_value_forms_agree():
-    spaced = check_launch(["--cap-add", "SYS_PTRACE"], {}, {}, None, None, source="x")
-    joined = check_launch(["--cap-add=SYS_PTRACE"], {}, {}, None, None, source="x")
+    spaced = check_launch(["--cap-add", "SYS_PTRACE"], {}, {}, "img:1", None, source="x")
+    joined = check_launch(["--cap-add=SYS_PTRACE"], {}, {}, "img:1", None, source="x")
     assert [f.line() for f in spaced] == [f.line() for f in joined]
     assert walk_options(["-itp", "8000:8000", "-e", "A=1", "--ipc=host", "--rm"]) == [
         (0, "interactive", None),
@@ -276,7 +193,7 @@ def test_allow_names():
         ["--cap-add", "IPC_LOCK", "--device=/dev/infiniband"],
         {},
         {"host": "127.0.0.1"},
-        None,
+        "img:1",
         [type("C", (), {"option": "--cap-add IPC_LOCK", "reason": "RDMA"})()],
         source="recipes/x/recipe.yaml",
     )

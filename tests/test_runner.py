@@ -30,6 +30,9 @@ from runner.state import Progress
 REPO = Path(__file__).resolve().parents[1]
 needs_vllm = pytest.mark.skipif(installed_vllm_version() is None, reason="vLLM not installed; run through nox -s tests")
 
+TINY = ("tiny-cpu", "--allow", "no container")
+"""The local-process example runs outside a container: the owner's consent, given by name."""
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -86,7 +89,7 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
     data["sweep"]["min_level_s"] = 1.5  # the tiny model's levels last well under that: each one runs again, longer
     (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     port = free_port()
-    assert main(["--root", str(root), "refresh", "tiny-cpu", "--port", str(port)]) == 0
+    assert main(["--root", str(root), "refresh", *TINY, "--port", str(port)]) == 0
     entry = load_entry(folder)
     run = entry.latest
     assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
@@ -120,7 +123,19 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     slow_levels(folder)
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "catalogue", "--root", str(root), "refresh", "tiny-cpu", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "catalogue",
+            "--root",
+            str(root),
+            "refresh",
+            "tiny-cpu",
+            "--allow",
+            "no container",
+            "--port",
+            str(port),
+        ],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -148,7 +163,7 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     sessions = (folder / "runs" / run.stamp / "sessions.txt").read_text().splitlines()
     assert len(sessions) == 3 and sessions_left(folder) == {}  # snapshot, client, server: every session ended
 
-    assert main(["--root", str(root), "refresh", "tiny-cpu", "--port", str(port), "--resume"]) == 0
+    assert main(["--root", str(root), "refresh", *TINY, "--port", str(port), "--resume"]) == 0
     runs = load_entry(folder).runs
     assert len(runs) == 1 and runs[0].complete and [lv.concurrency for lv in runs[0].levels] == [1, 2, 4]
     assert (folder / "runs" / run.stamp / "c1.json").stat().st_mtime_ns == first
@@ -280,7 +295,7 @@ def test_a_port_that_already_answers_is_refused_before_anything_starts(tiny, cap
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.05)
-        assert main(["--root", str(root), "refresh", "tiny-cpu", "--port", str(port)]) == 1
+        assert main(["--root", str(root), "refresh", *TINY, "--port", str(port)]) == 1
     finally:
         squatter.terminate()
         squatter.wait(timeout=10)
@@ -296,7 +311,7 @@ def test_a_port_that_already_answers_is_refused_before_anything_starts(tiny, cap
 def test_one_refresh_per_recipe(tiny, capsys):
     root, folder = tiny
     with refresh_lock(folder):
-        assert main(["--root", str(root), "refresh", "tiny-cpu"]) == 1
+        assert main(["--root", str(root), "refresh", *TINY]) == 1
     assert "a refresh of this recipe is already running" in capsys.readouterr().err
     assert ours_alive(str(folder)) == []
 

@@ -100,7 +100,7 @@ def run_check_changes(roots: list[Path], base: str) -> int:
             if on_actions:
                 print(annotation("error", exc.path, f"{exc.field + ': ' if exc.field else ''}{exc.message}", exc.line))
     for entry in entries:
-        for rule in check_recipe_file(entry.folder / RECIPE_FILE, entry.recipe.serving):
+        for rule in check_recipe_file(entry.folder / RECIPE_FILE, entry.recipe.serving, platform=entry.platform):
             errors += rule.is_error
             level = policy_level(rule, entry.recipe.publish)
             lines.append(str(rule) if level != "warning" or rule.cls == "consent" else f"warning: {rule}")

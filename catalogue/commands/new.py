@@ -25,7 +25,8 @@ from catalogue.paste.compose import looks_like_compose, read_compose
 from catalogue.paste.docker_run import DockerRun, DockerRunOptions
 from catalogue.paste.launch import Launch, read_launch
 from catalogue.paste.serve_flags import ServeFlags, read_serve
-from catalogue.policy import check_launch, check_recipe_file, walk_options
+from catalogue.platform import Platform, UnknownPlatform, load_platform
+from catalogue.policy import check_launch, check_recipe_file, context_for, walk_options
 from catalogue.recipe import Recipe
 from catalogue.secret_scan import is_literal, mask, redact, scan_text, value_is_secret
 from catalogue.yaml_files import dump_yaml
@@ -94,11 +95,19 @@ def consent_todo(data: dict[str, Any], label: str) -> None:
         None,
         source=label,
         env_from_host=serving.get("env_from_host", []),
-        model_path=serving.get("model_path"),
+        context=context_for(draft_platform(data)),
     )
     names = list(dict.fromkeys(f.option for f in found if f.cls == "consent"))
     if names:
         serving["consent"] = [{"option": name, "reason": CONSENT_TODO} for name in names]
+
+
+def draft_platform(data: dict[str, Any]) -> Platform | None:
+    """The platform profile the draft's hardware names, if there is one."""
+    try:
+        return load_platform(str(data.get("hardware", {}).get("platform", "")))
+    except (UnknownPlatform, CatalogueError):
+        return None
 
 
 def read_source(source: str) -> tuple[str, str]:
@@ -176,7 +185,7 @@ def recipe_data(
     serving["flags"] = flags
     if serve.not_upstream and docker is not None:
         serving["image_flags"] = dict.fromkeys(serve.not_upstream, docker.image)
-    consent_todo({"serving": serving}, label)
+    consent_todo({"serving": serving, "hardware": hardware}, label)
     title = f"{model_id} on {hardware['name']}"
     data = {
         "title": title,
@@ -276,7 +285,7 @@ def _new(
     leaked = [value for value in secrets if value and value in body]
     if leaked:
         raise CatalogueError(label, f"a secret ({mask(leaked[0])}) would be written to the recipe: nothing written")
-    policy = check_recipe_file(target, Recipe.model_validate(data).serving, body)
+    policy = check_recipe_file(target, Recipe.model_validate(data).serving, body, draft_platform(data))
     write_text(target, body)
     for note in notes:
         print(redact(f"note: {note}", secrets))

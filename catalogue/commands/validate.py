@@ -30,7 +30,9 @@ def secrets_first(roots: list[Path], ids: list[str]) -> list[PolicyFinding]:
 
 def policy_findings(entries: list[Entry]) -> list[PolicyFinding]:
     """The run policy over every entry, with file lines."""
-    return [f for e in entries for f in check_recipe_file(e.folder / RECIPE_FILE, e.recipe.serving)]
+    return [
+        f for e in entries for f in check_recipe_file(e.folder / RECIPE_FILE, e.recipe.serving, platform=e.platform)
+    ]
 
 
 def print_policy(findings: list[PolicyFinding]) -> int:

@@ -13,6 +13,7 @@ from catalogue.launch import flag_words
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, METRICS, Metric
 from catalogue.site import openloop, view
+from catalogue.site.asks import machine_asks
 from catalogue.site.charts import Series, line_chart, pareto_chart
 from catalogue.site.compare import Group, Member, capacity_groups, compare, pareto_points, run_pareto_points
 from catalogue.site.history import history_rows, main_metric, trend_charts
@@ -188,7 +189,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         refresh_command=view.refresh_command(entry.id, recipe),
         platform_multi_node=bool(entry.platform and entry.platform.multi_node),
         bench=view.bench_text(recipe, first_level),
-        asks=view.machine_asks(recipe),
+        asks=machine_asks(recipe, entry.platform),
         validation=validation,
         provenance=view.provenance_line,
         methodology_url=link(path, METHODOLOGY),

@@ -1,0 +1,153 @@
+"""What docker made of a container, read back with `docker inspect`, as the `docker run` options that would make
+it: the run policy then judges docker's own parse with the same rules as the recipe's words.
+
+Only what differs from a baseline container of the same image on the same engine counts (the daemon's defaults,
+e.g. the cgroup namespace on cgroup v1, and the image's own env and labels are not the recipe's doing)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+LOG_DRIVER = "json-file"
+"""The log driver the runner sets on every container it creates (the runner reads the output itself)."""
+
+
+@dataclass(frozen=True)
+class DockerView:
+    """A created container as docker sees it: options rebuilt from HostConfig, env, labels, log config."""
+
+    options: list[list[str]]
+    """One group of words per setting (`["--cap-add", "IPC_LOCK"]`), mounts with their sources as docker has them."""
+    mounts: list[tuple[str, str, str]]
+    """(kind 'volume' or 'mount', host source, target) of each bind, and of each local volume backed by a device."""
+    env: dict[str, str]
+    labels: dict[str, str]
+    log: tuple[str, tuple[tuple[str, str], ...]]
+
+
+def _csv(fields: list[str]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(fields)
+    return out.getvalue()
+
+
+def home_form(path: str) -> str:
+    home = os.path.expanduser("~").rstrip("/")
+    if home and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home) :]
+    return path
+
+
+def _mounts(data: dict[str, Any], volumes: dict[str, dict[str, str]], resolve: bool) -> tuple[list[list[str]], list]:
+    host = data.get("HostConfig") or {}
+    bind_targets = {b.split(":")[1] for b in host.get("Binds") or [] if b.count(":") >= 1}
+    groups: list[list[str]] = []
+    mounts: list[tuple[str, str, str]] = []
+    for mount in data.get("Mounts") or []:
+        target = mount.get("Destination", "")
+        kind = "volume" if target in bind_targets else "mount"
+        shared = mount.get("Propagation", "") in ("shared", "rshared")
+        if mount.get("Type") == "bind":
+            source = os.path.realpath(mount["Source"]) if resolve else mount["Source"]
+            source = home_form(source)
+            mounts.append((kind, source, target))
+            if kind == "volume":
+                groups.append(["--volume", f"{source}:{target}" + (":rshared" if shared else "")])
+            else:
+                fields = ["type=bind", f"source={source}", f"target={target}"]
+                groups.append(["--mount", _csv([*fields, *(["bind-propagation=rshared"] if shared else [])])])
+        elif mount.get("Type") == "volume":
+            driver = mount.get("Driver") or "local"
+            options = volumes.get(mount.get("Name", ""), {})
+            fields = ["type=volume", f"target={target}"]
+            if driver != "local":
+                fields.append(f"volume-driver={driver}")
+            fields += [f"volume-opt={k}={v}" for k, v in sorted(options.items())]
+            if "device" in options:
+                mounts.append(("mount", options["device"], target))
+            if driver != "local" or options:
+                groups.append(["--mount", _csv(fields)])
+    return groups, mounts
+
+
+def _settings(host: dict[str, Any]) -> list[list[str]]:
+    groups: list[list[str]] = []
+    if host.get("Privileged"):
+        groups.append(["--privileged"])
+    groups += [["--cap-add", cap] for cap in host.get("CapAdd") or []]
+    for key, option in (
+        ("PidMode", "--pid"),
+        ("IpcMode", "--ipc"),
+        ("UTSMode", "--uts"),
+        ("UsernsMode", "--userns"),
+        ("CgroupnsMode", "--cgroupns"),
+        ("NetworkMode", "--network"),
+        ("Runtime", "--runtime"),
+        ("CgroupParent", "--cgroup-parent"),
+        ("ContainerIDFile", "--cidfile"),
+        ("VolumeDriver", "--volume-driver"),
+    ):
+        if host.get(key):
+            groups.append([option, str(host[key])])
+    groups += [["--device", d.get("PathOnHost", "")] for d in host.get("Devices") or []]
+    for request in host.get("DeviceRequests") or []:
+        if request.get("Driver") == "cdi":
+            groups += [["--device", device] for device in request.get("DeviceIDs") or []]
+        else:
+            groups.append(["--gpus", "all"])
+    groups += [["--device-cgroup-rule", rule] for rule in host.get("DeviceCgroupRules") or []]
+    # docker turns SELinux labelling off by itself when it shares the host's IPC or PID namespace (or privileged)
+    implied = host.get("IpcMode") == "host" or host.get("PidMode") == "host" or host.get("Privileged")
+    opts = [opt for opt in host.get("SecurityOpt") or [] if not (implied and opt in ("label=disable", "label:disable"))]
+    groups += [["--security-opt", opt] for opt in opts]
+    groups += [["--sysctl", f"{k}={v}"] for k, v in sorted((host.get("Sysctls") or {}).items())]
+    groups += [["--add-host", h] for h in host.get("ExtraHosts") or []]
+    groups += [["--dns", d] for d in host.get("Dns") or []]
+    groups += [["--volumes-from", v] for v in host.get("VolumesFrom") or []]
+    if host.get("OomKillDisable"):
+        groups.append(["--oom-kill-disable"])
+    if host.get("OomScoreAdj"):
+        groups.append([f"--oom-score-adj={host['OomScoreAdj']}"])
+    return groups
+
+
+def read_view(
+    data: dict[str, Any], volumes: dict[str, dict[str, str]] | None = None, *, resolve: bool = True
+) -> DockerView:
+    """The view of one `docker inspect` document; `volumes` holds `docker volume inspect` Options by name.
+
+    With `resolve` (the engine runs on this machine) each bind source is resolved as the kernel will (realpath):
+    a symlink is judged by what it points to."""
+    host = data.get("HostConfig") or {}
+    config = data.get("Config") or {}
+    mount_groups, mounts = _mounts(data, volumes or {}, resolve)
+    env = dict(item.partition("=")[::2] for item in config.get("Env") or [])
+    log = host.get("LogConfig") or {}
+    log_config = tuple(sorted((log.get("Config") or {}).items()))
+    return DockerView(
+        [*_settings(host), *mount_groups],
+        mounts,
+        env,
+        dict(config.get("Labels") or {}),
+        (log.get("Type", ""), log_config),
+    )
+
+
+def beyond(view: DockerView, baseline: DockerView) -> DockerView:
+    """What the container has that a container of the same image with no options has not."""
+    left = Counter(tuple(g) for g in baseline.options)
+    options: list[list[str]] = []
+    for group in view.options:
+        if left[tuple(group)] > 0:
+            left[tuple(group)] -= 1
+        else:
+            options.append(group)
+    base_mounts = set(baseline.mounts)
+    env = {k: v for k, v in view.env.items() if baseline.env.get(k) != v}
+    labels = {k: v for k, v in view.labels.items() if baseline.labels.get(k) != v}
+    return DockerView(options, [m for m in view.mounts if m not in base_mounts], env, labels, view.log)

@@ -1,0 +1,188 @@
+"""The run policy's corpus: one hostile or borderline launch per rule, with the line each gate must print.
+
+Used by tests/test_policy.py (`catalogue validate`), tests/test_inspect_gate.py (the runner on the real docker
+engine, and the agreement of the static and inspected verdicts)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+
+def serving(change: Callable[[dict], None]) -> Callable[[Path], None]:
+    def apply(folder: Path) -> None:
+        path = folder / "recipe.yaml"
+        data = yaml.safe_load(path.read_text())
+        change(data["serving"])
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+    return apply
+
+
+def options(*words: str) -> Callable[[Path], None]:
+    return serving(lambda s: s["container"]["options"].extend(words))
+
+
+def env(name: str, value: str) -> Callable[[Path], None]:
+    return serving(lambda s: s["env"].update({name: value}))
+
+
+def flag(name: str, value) -> Callable[[Path], None]:
+    return serving(lambda s: s["flags"].update({name: value}))
+
+
+def consent(option: str) -> Callable[[Path], None]:
+    return serving(lambda s: s.update({"consent": [{"option": option, "reason": "a reason"}]}))
+
+
+CASES: dict[str, tuple[Callable[[Path], None], str]] = {
+    # never
+    "volumes-from": (options("--volumes-from", "other"), "never: --volumes-from: "),
+    "docker api socket option": (options("--use-api-socket"), "never: --use-api-socket: "),
+    "mount of /": (options("-v", "/:/host"), "never: --volume /: "),
+    "mount of /etc": (options("-v", "/etc:/host-etc:ro"), "never: --volume /etc: "),
+    "mount under /etc, dotted": (
+        options("--mount", "type=bind,src=/etc/../etc/shadow,dst=/s"),
+        "never: --mount /etc/shadow: ",
+    ),
+    "mount of /root": (options("-v=/root:/r"), "never: --volume /root: "),
+    "mount of /home": (options("--volume", "/home:/h"), "never: --volume /home: "),
+    "mount of a home folder": (options("--volume=/home/alice/:/h"), "never: --volume /home/alice: "),
+    "mount of ~": (options("-v", "~:/h"), "never: --volume ~: "),
+    "mount of /proc": (options("-v", "/proc:/p"), "never: --volume /proc: "),
+    "shell syntax in a mount": (
+        options("-v", "$(pwd)/patches/x.py:/opt/x.py"),
+        "never: --volume $(pwd)/patches/x.py: shell syntax in the host path",
+    ),
+    "mount under /sys": (options("-v", "/sys/fs/cgroup:/c"), "never: --volume /sys/fs/cgroup: "),
+    "docker socket": (
+        options("-v", "/var/run/docker.sock:/var/run/docker.sock"),
+        "never: --volume /var/run/docker.sock: ",
+    ),
+    "containerd socket": (
+        options("-v", "/run/containerd/containerd.sock:/c.sock"),
+        "never: --volume /run/containerd/containerd.sock: ",
+    ),
+    "podman socket elsewhere": (options("-v", "/tmp/podman.sock:/p.sock"), "never: --volume /tmp/podman.sock: "),
+    "credentials folder": (options("-v", "$HOME/.ssh:/root/.ssh:ro"), "never: --volume ~/.ssh: "),
+    "named volume backed by /": (
+        options("--mount", "type=volume,dst=/d,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=/"),
+        "never: --mount /: ",
+    ),
+    "LD_PRELOAD": (env("LD_PRELOAD", "/host/tmp/evil.so"), "never: LD_PRELOAD: "),
+    "LD_LIBRARY_PATH as -e": (options("-e", "LD_LIBRARY_PATH=/x"), "never: LD_LIBRARY_PATH: "),
+    "PYTHONPATH": (env("PYTHONPATH", "/plugins"), "never: PYTHONPATH: "),
+    "PYTHONSTARTUP": (env("PYTHONSTARTUP", "/x.py"), "never: PYTHONSTARTUP: "),
+    "NODE_OPTIONS": (env("NODE_OPTIONS", "--require /x.js"), "never: NODE_OPTIONS: "),
+    "unknown docker option": (options("--no-such-option"), "never: --no-such-option: "),
+    "unused consent": (consent("--cap-add SYS_ADMIN"), "never: --cap-add SYS_ADMIN: declared in serving.consent"),
+    # consent, not declared
+    "privileged": (options("--privileged"), "consent: --privileged: "),
+    "cap-add": (options("--cap-add=cap_ipc_lock"), "consent: --cap-add IPC_LOCK: "),
+    "device": (options("--device", "/dev/infiniband:/dev/infiniband"), "consent: --device /dev/infiniband: "),
+    "device-cgroup-rule": (options("--device-cgroup-rule", "c 1:3 mr"), "consent: --device-cgroup-rule c 1:3 mr: "),
+    "pid host": (options("--pid", "host"), "consent: --pid host: "),
+    "pid of a container": (options("--pid=container:db"), "consent: --pid container:db: "),
+    "uts host": (options("--uts=host"), "consent: --uts host: "),
+    "userns host": (options("--userns", "host"), "consent: --userns host: "),
+    "cgroupns host": (options("--cgroupns", "host"), "consent: --cgroupns host: "),
+    "network of a container": (options("--network", "container:db"), "consent: --network container:db: "),
+    "ipc of a container": (options("--ipc=container:db"), "consent: --ipc container:db: "),
+    "seccomp unconfined": (
+        options("--security-opt", "seccomp=unconfined"),
+        "consent: --security-opt seccomp=unconfined: ",
+    ),
+    "apparmor unconfined": (
+        options("--security-opt=apparmor=unconfined"),
+        "consent: --security-opt apparmor=unconfined: ",
+    ),
+    "sysctl outside the safe set": (options("--sysctl", "kernel.msgmax=65536"), "consent: --sysctl kernel.msgmax"),
+    "another runtime": (options("--runtime", "sysbox-runc"), "consent: --runtime sysbox-runc: "),
+    "entrypoint": (options("--entrypoint", "/bin/sh"), "consent: --entrypoint: "),
+    "env-file": (options("--env-file", "./server.env"), "consent: --env-file: "),
+    "cgroup-parent": (options("--cgroup-parent", "/system.slice"), "consent: --cgroup-parent: "),
+    "oom-kill-disable": (options("--oom-kill-disable"), "consent: --oom-kill-disable: "),
+    "cidfile": (options("--cidfile", "/tmp/cid"), "consent: --cidfile: "),
+    "volume-driver": (options("--volume-driver", "sshfs"), "consent: --volume-driver: "),
+    "other host folder": (options("-v", "/srv/data:/data"), "consent: --volume /srv/data: "),
+    "shared propagation": (
+        options("-v", "/srv/models:/models:rshared"),
+        "consent: --volume /srv/models: mounts a host folder with shared propagation",
+    ),
+    # docker's own parse of --mount: CSV fields, case rules (issue 27, class 1)
+    "mount type in capitals": (options("--mount", "type=BIND,source=/,target=/h"), "never: --mount /: "),
+    "mount source in a quoted field": (
+        options("--mount", 'type=bind,"src=/var/run/docker.sock",dst=/s'),
+        "never: --mount /var/run/docker.sock: ",
+    ),
+    "volume device in a quoted field": (
+        options("--mount", 'type=volume,dst=/d,"volume-opt=device=/etc",volume-opt=o=bind,volume-opt=type=none'),
+        "never: --mount /etc: ",
+    ),
+    "shared propagation in capitals": (
+        options("--mount", "type=bind,src=/srv/m,dst=/m,bind-propagation=RSHARED"),
+        "consent: --mount /srv/m: mounts a host folder with shared propagation",
+    ),
+    "volume of another driver": (
+        options("--mount", "type=volume,dst=/d,volume-driver=sshfs"),
+        "consent: --mount volume-driver=sshfs: ",
+    ),
+    "volume with nfs options": (
+        options("--mount", "type=volume,dst=/d,volume-opt=type=nfs,volume-opt=o=addr=10.0.0.1"),
+        "consent: --mount volume-opt: ",
+    ),
+    # no model-folder exception (class 2)
+    "folder at a prefix of the model path": (
+        lambda f: (options("-v", "~/.config:/models")(f), serving(lambda s: s.update(model_path="/models/m"))(f)),
+        "consent: --volume ~/.config: ",
+    ),
+    "the user's runtime folder": (options("-v", "/run/user/1000:/models"), "never: --volume /run/user/1000: "),
+    "a folder named models": (options("-v", "/srv/models:/models"), "consent: --volume /srv/models: "),
+    "the whole hf cache elsewhere": (
+        options("-v", "~/.cache/huggingface:/hf"),
+        "consent: --volume ~/.cache/huggingface: ",
+    ),
+    "an ssh key file": (options("-v", "/srv/keys/id_ed25519:/k"), "never: --volume /srv/keys/id_ed25519: "),
+    # the owner's environment (class 3)
+    "env_from_host beyond the allow-list": (
+        serving(lambda s: s.update(env_from_host=["AWS_SECRET_ACCESS_KEY"])),
+        "consent: env_from_host AWS_SECRET_ACCESS_KEY: ",
+    ),
+    "env_from_host of code-changing name": (
+        serving(lambda s: s.update(env_from_host=["LD_PRELOAD"])),
+        "never: env_from_host LD_PRELOAD: ",
+    ),
+    "log driver": (options("--log-driver", "gelf"), "never: --log-driver: "),
+    "log option naming the token": (options("--log-opt", "env=HF_TOKEN"), "never: --log-opt: "),
+    "label file": (options("--label-file", "/proc/self/environ"), "never: --label-file: "),
+    "hub endpoint": (env("HF_ENDPOINT", "https://hub.example"), "consent: HF_ENDPOINT: "),
+    "proxy in lower case": (options("-e", "https_proxy=http://10.0.0.1:3128"), "consent: https_proxy: "),
+    "CA bundle": (env("REQUESTS_CA_BUNDLE", "/tmp/ca.pem"), "consent: REQUESTS_CA_BUNDLE: "),
+    "hosts entry for the hub": (options("--add-host", "huggingface.co:10.0.0.1"), "consent: --add-host: "),
+    "name server": (options("--dns", "10.0.0.1"), "consent: --dns: "),
+    # the runner's labels and the kernel's OOM killer (class 4)
+    "runner label": (options("--label", "catalogue.run=keep"), "never: --label catalogue.run=keep: "),
+    "runner label in capitals": (options("-l", "Catalogue.Run=keep"), "never: --label catalogue.run=keep: "),
+    "negative oom score": (options("--oom-score-adj=-1000"), "consent: --oom-score-adj -1000: "),
+    # outside a container; flags that load code or read files (class 5)
+    "no image": (
+        serving(lambda s: [s.pop(k, None) for k in ("image", "container", "consent", "image_source")]),
+        "consent: no container: ",
+    ),
+    "tool parser plugin": (flag("tool-parser-plugin", "/recipe/plugin.py"), "consent: --tool-parser-plugin: "),
+    "logits processors": (flag("logits-processors", ["evil.Proc"]), "consent: --logits-processors: "),
+    "worker extension": (flag("worker-extension-cls", "evil.Ext"), "consent: --worker-extension-cls: "),
+    "middleware": (flag("middleware", ["evil.mw"]), "consent: --middleware: "),
+    "scheduler class": (flag("scheduler-cls", "evil.Sched"), "consent: --scheduler-cls: "),
+    "chat template from the ssh folder": (
+        flag("chat-template", "~/.ssh/id_ed25519"),
+        "never: --chat-template ~/.ssh/id_ed25519: ",
+    ),
+    "local media from /": (flag("allowed-local-media-path", "/"), "consent: --allowed-local-media-path: "),
+    "traces sent elsewhere": (
+        flag("otlp-traces-endpoint", "http://10.0.0.1:4317"),
+        "consent: --otlp-traces-endpoint: ",
+    ),
+}
