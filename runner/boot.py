@@ -73,9 +73,11 @@ def gate_containers(plan: Plan, client_env: dict[str, str]) -> list[Container]:
     """Every container of the run as the inspect gate creates it: servers first, then the snapshot and client."""
     labels = {LABEL_RECIPE: plan.recipe_id, LABEL_RUN: plan.stamp}
     out = [
-        Container(n.role, n.host, n.argv, n.env, n.labels, n.own_mounts, n.by_name) for n in plan.nodes if n.container
+        Container(n.role, n.host, n.argv, n.env, n.labels, n.own_mounts, n.by_name, own_entrypoint=n.own_entrypoint)
+        for n in plan.nodes
+        if n.container
     ]
-    out.append(Container(SNAPSHOT, LOCAL, plan.snapshot_argv, {}, labels, plan.snapshot_mounts))
+    out.append(Container(SNAPSHOT, LOCAL, plan.snapshot_argv, {}, labels, plan.snapshot_mounts, own_entrypoint=True))
     if plan.client == "image":
         out.append(
             Container(
@@ -87,6 +89,7 @@ def gate_containers(plan: Plan, client_env: dict[str, str]) -> list[Container]:
                 plan.client_mounts,
                 plan.nodes[0].by_name if plan.nodes else [],
                 interactive=True,
+                own_entrypoint=True,
             )
         )
     return out

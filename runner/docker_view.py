@@ -129,8 +129,9 @@ def read_view(
     env = dict(item.partition("=")[::2] for item in config.get("Env") or [])
     log = host.get("LogConfig") or {}
     log_config = tuple(sorted((log.get("Config") or {}).items()))
+    entrypoint = [["--entrypoint", " ".join(config.get("Entrypoint") or [])]]
     return DockerView(
-        [*_settings(host), *mount_groups],
+        [*_settings(host), *mount_groups, *entrypoint],
         mounts,
         env,
         dict(config.get("Labels") or {}),

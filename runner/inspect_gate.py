@@ -40,6 +40,8 @@ class Container:
     by_name: list[str] = field(default_factory=list)
     """Variables passed by name from the owner's environment (judged by the static gate; never shown)."""
     interactive: bool = False
+    own_entrypoint: bool = False
+    """The runner sets the entrypoint itself (its helpers run python3; an image that runs `vllm serve` itself)."""
 
 
 @dataclass
@@ -94,7 +96,7 @@ def inspect(host: Host, cid: str) -> tuple[dict, dict[str, dict[str, str]]]:
 def baseline(host: Host, image: str, labels: dict[str, str]) -> DockerView:
     """The view of a container of `image` created with nothing but the runner's labels (then removed)."""
     words = [w for k, v in labels.items() for w in ("--label", f"{k}={v}")]
-    out = _docker(host, ["create", *words, "--entrypoint", "true", image])
+    out = _docker(host, ["create", *words, image, "true"])
     if out.returncode != 0:
         raise Refused(f"docker create of a baseline {image} container failed: {out.stderr.strip()}")
     cid = out.stdout.strip()
@@ -113,6 +115,8 @@ def judge(container: Container, view: DockerView, base: DockerView, verdicts: Ve
     options: list[str] = []
     for group in extra.options:
         if group[0] == "--volume" and group[1] in own_sources:
+            continue
+        if group[0] == "--entrypoint" and container.own_entrypoint:
             continue
         if group[0] == "--mount" and any(f"source={s}," in group[1] and f"target={t}" in group[1] for s, t in own):
             continue

@@ -16,9 +16,9 @@ from catalogue.errors import CatalogueError
 from catalogue.launch import bench_argv, rate_bench_argv
 from catalogue.loading import RUNS_DIR, Entry
 from catalogue.platform import ProfilePart
-from catalogue.recipe import ClusterTopology
+from catalogue.recipe import ClusterTopology, Recipe
 from catalogue.slo import rate_name
-from catalogue.topology import Layout, RouterLaunch, ServerLaunch, layout
+from catalogue.topology import Layout, RouterLaunch, ServerLaunch, layout, runs_serve_itself
 from runner.containers import CACHE_MOUNT, LABEL_RECIPE, LABEL_RUN, own_options
 from runner.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.hosts import LOCAL, Host
@@ -52,6 +52,8 @@ class NodeRun:
     """(host folder, target) of the mounts the runner adds: the compile cache, the profile's HF cache."""
     by_name: list[str] = field(default_factory=list)
     """Variables passed by name from the owner's environment."""
+    own_entrypoint: bool = False
+    """The runner cleared the image's entrypoint itself (an image that runs `vllm serve`; the recipe sets none)."""
 
     @property
     def log_name(self) -> str:
@@ -282,6 +284,7 @@ def make_plan(
                     node_labels,
                     own_mounts(server, cache),
                     list(server.env_names),
+                    runs_serve_itself(str(server.image)) and "--entrypoint" not in " ".join(recipe_options(recipe)),
                 )
             )
         else:
@@ -387,6 +390,11 @@ def _jobs(entry: Entry, recipe, endpoint: str, raw: str, stamp: str, capacity: b
     if capacity:
         jobs.append(replace(template, parse_only=True))
     return jobs
+
+
+def recipe_options(recipe: Recipe) -> list[str]:
+    """The recipe's own `docker run` options."""
+    return list(recipe.serving.container.options) if recipe.serving.container else []
 
 
 def own_mounts(server: ServerLaunch, cache: str | None) -> list[tuple[str, str]]:

@@ -80,7 +80,7 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "unused consent": (consent("--cap-add SYS_ADMIN"), "never: --cap-add SYS_ADMIN: declared in serving.consent"),
     # consent, not declared
     "privileged": (options("--privileged"), "consent: --privileged: "),
-    "cap-add": (options("--cap-add=cap_ipc_lock"), "consent: --cap-add IPC_LOCK: "),
+    "cap-add": (options("--cap-add=cap_sys_ptrace"), "consent: --cap-add SYS_PTRACE: "),
     "device": (options("--device", "/dev/infiniband:/dev/infiniband"), "consent: --device /dev/infiniband: "),
     "device-cgroup-rule": (options("--device-cgroup-rule", "c 1:3 mr"), "consent: --device-cgroup-rule c 1:3 mr: "),
     "pid host": (options("--pid", "host"), "consent: --pid host: "),

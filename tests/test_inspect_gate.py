@@ -1,0 +1,196 @@
+"""The run policy on the real docker engine: every corpus case is refused by the runner with one line and nothing
+created; docker's own view of each hostile launch (docker create + inspect) gets the verdict the static policy
+gives; a launch the static parse would miss is refused by the inspect gate, which removes what it created."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from catalogue.cli import main
+from catalogue.platform import load_platform
+from catalogue.policy import check_serving, context_for
+from catalogue.recipe import Recipe
+from runner.docker_view import read_view
+from runner.hosts import LOCAL
+from runner.inspect_gate import Container, Refused, Verdicts, baseline, create_all, inspect, judge
+from tests.docker_support import free_port
+from tests.policy_corpus import CASES
+
+REPO = Path(__file__).resolve().parents[1]
+IMAGE = "local/debian-py:bookworm"
+TEST_LABEL = "catalogue-test.gate=corpus"
+"""Not a catalogue.* label: the containers this test creates, found and removed by it."""
+pytestmark = [pytest.mark.docker]
+RECIPE = "tiny-cpu-docker"
+ALLOW = ["--allow", "--cap-add IPC_LOCK"]
+
+
+def all_containers() -> list[str]:
+    return subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, check=True).stdout.split()
+
+
+def copy_example(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples" / RECIPE, root / RECIPE, ignore=shutil.ignore_patterns("runs"))
+    return root, root / RECIPE
+
+
+def docker_cases() -> list[str]:
+    """Corpus cases that change what docker is asked for (options and env), not vLLM flags or the recipe's shape."""
+    out = []
+    for name in sorted(CASES):
+        expected = CASES[name][1]
+        if "env_from_host" in expected or expected.startswith(("never: --chat", "consent: no container")):
+            continue
+        if any(f": --{flag}" in expected for flag in ("tool-parser", "logits", "worker", "middleware", "scheduler")):
+            continue
+        if any(f": --{flag}" in expected for flag in ("allowed-local-media", "otlp")) or "unused consent" in name:
+            continue
+        out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_runner_refuses_every_corpus_case_with_one_line_and_creates_nothing(case, engine, tmp_path, capsys):
+    root, folder = copy_example(tmp_path)
+    change, expected = CASES[case]
+    change(folder)
+    before = all_containers()
+    code = main(["--root", str(root), "refresh", RECIPE, "--port", str(free_port()), *ALLOW])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert err[0] in (
+        "refused by the run policy, nothing started:",
+        f"error: {folder / 'recipe.yaml'}:19: serving: container options are given but no image",
+    ) or err[0].startswith("error:"), err
+    assert any(expected in line for line in err), err
+    assert all_containers() == before and not (folder / "runs").exists()
+
+
+def _created_view(options: list[str], env: dict[str, str]) -> tuple[str | None, object]:
+    words = [*options, *(w for k, v in env.items() for w in ("-e", f"{k}={v}"))]
+    out = subprocess.run(
+        ["docker", "create", "--label", TEST_LABEL, *words, IMAGE, "true"], capture_output=True, text=True
+    )
+    if out.returncode != 0:
+        return None, out.stderr.strip().splitlines()[-1]
+    cid = out.stdout.strip()
+    try:
+        return cid, read_view(*inspect(LOCAL, cid))
+    finally:
+        subprocess.run(["docker", "rm", "-f", "-v", cid], capture_output=True)
+
+
+STATIC_STRICTER = {
+    "label file": "docker reads the file into plain labels: only the static policy sees where they came from",
+    "runner label in capitals": "docker labels are case-sensitive: Catalogue.Run does not touch the runner's",
+}
+"""Cases the static policy refuses where docker's view alone shows nothing harmful (the static gate runs first)."""
+DAEMON_DEFAULT = {"cgroupns host": ("--cgroupns", "host")}
+"""Cases that ask for what this engine does by default (cgroup v1: the host's cgroup namespace)."""
+RENAMED_BY_DOCKER = {
+    "docker api socket option": "docker turns --use-api-socket into a mount of /run/docker.sock",
+    "docker socket": "/var/run is a symlink to /run: the realpath is judged",
+    "mount source in a quoted field": "/var/run/docker.sock resolves to /run/docker.sock",
+    "mount of /root": "root's home folder is shown as ~",
+    "log option naming the token": "docker keeps it as the log config: a log driver other than the runner's",
+}
+
+
+@pytest.mark.parametrize("case", docker_cases())
+def test_static_and_inspected_verdicts_agree(case, engine, tmp_path):
+    _, folder = copy_example(tmp_path)
+    change, expected = CASES[case]
+    change(folder)
+    recipe = Recipe.model_validate(yaml.safe_load((folder / "recipe.yaml").read_text()))
+    platform = load_platform("cpu")
+    static = {(f.cls, f.option) for f in check_serving(recipe.serving, source="x", platform=platform) if f.is_error}
+    wanted = next(
+        (cls, option)
+        for cls, option in static
+        if f"{cls}: {option}: ".startswith(expected) or expected.startswith(f"{cls}: {option}: ")
+    )
+    options = list(recipe.serving.container.options) if recipe.serving.container else []
+    cid, view = _created_view(options, dict(recipe.serving.env))
+    if cid is None:  # docker itself refused to create it: refused either way
+        assert wanted[0] in ("never", "consent"), view
+        return
+    declared = {c.option: c.reason for c in recipe.serving.consent}
+    container = Container("server", LOCAL, [], {}, {})
+    base = baseline(LOCAL, IMAGE, {"catalogue-test.gate": "baseline"})
+    inspected = {
+        (f.cls, f.option)
+        for f in judge(container, view, base, Verdicts(declared, [], context_for(platform)))
+        if f.is_error
+    }
+    if case in STATIC_STRICTER:
+        assert wanted[0] == "never" and not inspected, (wanted, inspected)
+    elif case in DAEMON_DEFAULT:
+        assert DAEMON_DEFAULT[case] in [tuple(g) for g in base.options] and not inspected
+    else:
+        # Same class; the name is docker's (a symlink resolved, /root shown as ~, a socket option as its mount).
+        assert wanted[0] in {cls for cls, _ in inspected}, (wanted, inspected)
+        assert wanted in inspected or case in RENAMED_BY_DOCKER, (wanted, inspected)
+
+
+def test_a_launch_the_static_parse_misses_is_refused_as_docker_made_it_and_removed(engine, tmp_path):
+    """A docker run argv with words the recipe never showed (as if a static parse had missed them)."""
+    labels = {"catalogue.recipe": "gate-test", "catalogue.run": "probe"}
+    argv = [
+        "docker",
+        "run",
+        "--cap-add",
+        "SYS_ADMIN",
+        "-v",
+        "/etc:/host-etc:ro",
+        "--label",
+        "catalogue.run=keep",
+        "--log-driver",
+        "none",
+        "--oom-score-adj",
+        "-900",
+        "-e",
+        "HF_ENDPOINT=https://hub.example",
+        *(w for k, v in labels.items() for w in ("--label", f"{k}={v}")),
+        IMAGE,
+        "true",
+    ]
+    before = all_containers()
+    with pytest.raises(Refused) as refused:
+        create_all([Container("server", LOCAL, argv, {}, labels)], {"server": IMAGE}, Verdicts({}, []))
+    lines = str(refused.value).splitlines()
+    for fragment in (
+        "consent: --cap-add SYS_ADMIN: ",
+        "never: --volume /etc: ",
+        "never: --log-driver: ",
+        "consent: --oom-score-adj -900: ",
+        "consent: HF_ENDPOINT: ",
+    ):
+        assert sum(fragment in line for line in lines) == 1, (fragment, lines)
+    assert all(line.startswith("server container (docker inspect): ") for line in lines)
+    assert all_containers() == before
+
+
+def test_an_allowed_launch_passes_and_starts_attached(engine):
+    labels = {"catalogue.recipe": "gate-test", "catalogue.run": "ok"}
+    argv = [
+        "docker",
+        "run",
+        "--rm",
+        "--security-opt",
+        "no-new-privileges",
+        "--log-driver",
+        "json-file",
+        *(w for k, v in labels.items() for w in ("--label", f"{k}={v}")),
+        IMAGE,
+        "true",
+    ]
+    starts = create_all([Container("server", LOCAL, argv, {}, labels)], {"server": IMAGE}, Verdicts({}, []))
+    assert starts["server"][:3] == ["docker", "start", "-a"]
+    done = subprocess.run(starts["server"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
