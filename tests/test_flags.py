@@ -196,3 +196,10 @@ def test_validate_command_exit_codes(recipe_copy, capsys):
         len(err) == 1
         and "recipe.yaml: error: --quantization: 'mxfp5' is not a registered value (did you mean 'mxfp4'?)" in err[0]
     )
+
+
+def test_vllm_reads_the_attention_backend_in_any_case():
+    """catalogue.flags.validate.CASE_INSENSITIVE_REGISTRIES rests on this behaviour of the installed vLLM."""
+    from vllm.config import AttentionConfig
+
+    assert AttentionConfig(backend="flashinfer").backend.name == "FLASHINFER"

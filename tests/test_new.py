@@ -266,3 +266,25 @@ def test_an_error_of_vllms_own_check_is_one_line(catalogue_copy, tmp_path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "chat template string (unsloth.jinja) appears path-like, but doesn't exist" in err[0]
     assert "Traceback" not in "".join(err)
+
+
+@pytest.mark.parametrize(
+    "name", ["nvidia-playbook-vllm-qwen36-nvfp4", "nvidia-playbook-home-variable", "eugr-readme-single-node"]
+)
+def test_the_spark_launches_people_copy_paste_into_recipes_that_validate(name, tmp_path, capsys):
+    """NVIDIA's DGX Spark vLLM playbook and eugr's README as published (tests/data/commands names the commit), and
+    the playbook's line with the cache written as $HOME: drafts that validate, the HF cache folded into the
+    profile's, the token taken by name."""
+    root = tmp_path / "recipes"
+    shutil.copytree(REPO / "recipes", root)
+    assert new(root, "pasted", COMMANDS / f"{name}.sh") == 0
+    data = yaml.safe_load((root / "pasted" / "recipe.yaml").read_text())
+    options = data["serving"]["container"]["options"]
+    assert "~/.cache/huggingface:/root/.cache/huggingface" in options
+    assert "$" not in " ".join(options) and "HF_TOKEN" not in data["serving"].get("env", {})
+    if name.startswith("nvidia"):
+        assert data["serving"]["env_from_host"] == ["HF_TOKEN"]
+    capsys.readouterr()
+    assert main(["--root", str(root), "validate"]) == 0
+    out = capsys.readouterr().out
+    assert "pasted/recipe.yaml:" in out and "note: --volume ~/.cache/huggingface: the platform profile mounts" in out

@@ -60,7 +60,11 @@ def take_secrets(launch: Launch, serve: ServeFlags) -> tuple[list[str], list[tup
     names: list[str] = []
     said: list[tuple[str, str]] = []
     for key, value in list(launch.env.items()):
-        if value_is_secret(key, value):
+        if value in (f"${key}", f"${{{key}}}"):  # -e NAME="$NAME": the owner's own variable, by name
+            del launch.env[key]
+            names.append(key)
+            said.append((key, f"-e {key}={value}: passed from the host by name"))
+        elif value_is_secret(key, value):
             del launch.env[key]
             names.append(key)
             said.append((key, f"{key}: a secret in the command ({mask(value)})"))

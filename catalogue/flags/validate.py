@@ -133,6 +133,11 @@ def _parse_findings(file: Path, model: str, flags: dict, checker: ArgvChecker, v
     return out
 
 
+CASE_INSENSITIVE_REGISTRIES = ("attention-backend",)
+"""Registries vLLM reads in any letter case (AttentionConfig upper-cases the backend's name before the lookup);
+tests/test_flags.py fails if the installed vLLM stops accepting a lower-case name."""
+
+
 def _registry_findings(file: Path, flags: dict, checker: ArgvChecker, version: str) -> list[Finding]:
     out = []
     for name, value in flags.items():
@@ -142,6 +147,8 @@ def _registry_findings(file: Path, flags: dict, checker: ArgvChecker, version: s
         long_name = next(s[2:] for s in spec.spellings if s.startswith("--"))
         valid = checker.snapshot.registries.get(long_name)
         if valid is None or spec.choices or str(value) in valid:
+            continue
+        if long_name in CASE_INSENSITIVE_REGISTRIES and str(value).upper() in valid:
             continue
         close = suggest(str(value), valid)
         hint = f" (did you mean {close!r}?)" if close else ""

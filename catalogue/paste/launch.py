@@ -10,6 +10,7 @@ the paste. Anything else is refused."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from catalogue.docker_options import option_name, option_value, split_options
@@ -86,6 +87,19 @@ def _is_shell(word: str) -> bool:
     return word.rsplit("/", 1)[-1] in SHELLS
 
 
+def _shell_command_string(words: list[str]) -> str | None:
+    """The command string of `bash -c [-i -l ...] "..."` (options may follow -c; the first other word is it)."""
+    if len(words) < 3 or not _is_shell(words[0]):
+        return None
+    options = []
+    for i, word in enumerate(words[1:], start=1):
+        if word.startswith("-"):
+            options.append(word)
+            continue
+        return word if "-c" in options and i == len(words) - 1 else None
+    return None
+
+
 def docker_launch(
     words: list[str], docker_options: DockerRunOptions, label: str, line: int, env: dict[str, str], notes: list[str]
 ) -> tuple[DockerRun, list[str] | None]:
@@ -95,8 +109,9 @@ def docker_launch(
     if runs_serve_itself(docker.image):
         docker.options = _without_empty_entrypoint(docker.options)
     inner = docker.command
-    if len(inner) == 3 and _is_shell(inner[0]) and inner[1] == "-c":
-        inner = [w for c in split_commands(inner[2], label) for w in _strip_prefixes(c.words, env)]
+    script = _shell_command_string(inner)
+    if script is not None:
+        inner = [w for c in split_commands(script, label) for w in _strip_prefixes(c.words, env)]
     if not inner:
         return docker, None
     serve = _serve_words(inner)
@@ -118,6 +133,21 @@ def docker_launch(
     return docker, serve
 
 
+HOME_WORD = re.compile(r"^(\$HOME|\$\{HOME\})(?=/)")
+"""A word that starts with the home folder as a variable: written `~/...`, which the runner expands as a shell."""
+
+
+def home_as_tilde(words: list[str], line: int, notes: list[str]) -> list[str]:
+    """`$HOME/...` and `${HOME}/...` at the start of a word become `~/...` (said in a note)."""
+    out = []
+    for word in words:
+        tilde = HOME_WORD.sub("~", word)
+        if tilde != word:
+            notes.append(f"line {line}: {word!r} written as {tilde!r} (the reader's home folder)")
+        out.append(tilde)
+    return out
+
+
 def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Launch:
     """The one launch in the text, or a one-line error saying what is not understood."""
     notes: list[str] = []
@@ -128,9 +158,11 @@ def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Laun
     serve: list[str] | None = None
     serve_line = 0
     for command in commands:
+        command.words = home_as_tilde(command.words, command.line, notes)
         notes += [
             f"line {command.line}: {word!r} is expanded by a shell; the recipe keeps it as written"
             for word in command.expanded
+            if not HOME_WORD.match(word)
         ]
         words = _strip_prefixes(command.words, env)
         if not words:
