@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,11 +115,22 @@ def check_entry(entry: Entry) -> None:
             )
 
 
+def refuse_symlinks(folder: Path) -> None:
+    """A recipe folder holds plain files: a symlink (a mount source, a run file) would be judged by its name, not
+    by what it points to on the machine that runs the recipe."""
+    for parent, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            path = Path(parent) / name
+            if path.is_symlink():
+                raise CatalogueError(path, f"a symlink (to {os.readlink(path)}): a recipe folder holds plain files")
+
+
 def load_entry(folder: Path) -> Entry:
     """Load one recipe folder: recipe.yaml plus runs/*.json."""
     recipe_id = folder.name
     if not RECIPE_ID.match(recipe_id):
         raise CatalogueError(folder, "recipe id (the folder name) must be lower-case letters, digits and '-'")
+    refuse_symlinks(folder)
     recipe = parse_recipe(folder / RECIPE_FILE)
     platform = recipe_platform(folder / RECIPE_FILE, recipe)
     runs = [parse_run(p) for p in sorted((folder / RUNS_DIR).glob("*.json"))]

@@ -229,3 +229,11 @@ def test_the_page_shows_what_the_recipe_asks_escaped(recipe_copy):
     assert "--allow NAME" in box and "<code>HF_TOKEN</code>" in box
     assert "<code>--host 0.0.0.0</code>: serves anyone on the network" in box
     assert "<code>-d</code>, <code>--restart</code>" in box
+
+
+def test_a_symlink_in_a_recipe_folder_is_an_error(recipe_copy, capsys):
+    root, folder = recipe_copy()
+    (folder / "patch.py").symlink_to("/etc/shadow")
+    assert main(["--root", str(root), "validate", "--no-flags"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {folder / 'patch.py'}: a symlink (to /etc/shadow): a recipe folder holds plain files"]
