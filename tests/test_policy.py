@@ -237,3 +237,12 @@ def test_a_symlink_in_a_recipe_folder_is_an_error(recipe_copy, capsys):
     assert main(["--root", str(root), "validate", "--no-flags"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: {folder / 'patch.py'}: a symlink (to /etc/shadow): a recipe folder holds plain files"]
+
+
+def test_an_allow_name_is_read_as_the_policy_names_it():
+    from runner.policy_gate import normal_allow
+
+    assert normal_allow("cap-add=IPC_LOCK") == normal_allow("--cap-add=IPC_LOCK") == "--cap-add IPC_LOCK"
+    assert normal_allow("no container") == "no container"
+    assert normal_allow("env_from_host  AWS_REGION") == "env_from_host AWS_REGION"
+    assert normal_allow("HF_ENDPOINT") == "HF_ENDPOINT"

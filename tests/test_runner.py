@@ -319,7 +319,7 @@ def test_one_refresh_per_recipe(tiny, capsys):
 def test_dry_run_prints_docker_serve_and_bench_commands(capsys):
     assert main(["--root", str(REPO / "recipes"), "refresh", "gptoss-120b", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "docker run \\\n      --name catalogue-gptoss-120b" in out and "--runtime nvidia" in out
+    assert "docker run \\\n      --runtime nvidia" in out and "      --name catalogue-gptoss-120b \\\n" in out
     assert "dropped -d" in out and "dropped --restart unless-stopped" in out and "unless-stopped \\" not in out
     assert "vllm-node-mxfp4 vllm serve openai/gpt-oss-120b" in out and "--compilation-config" in out
     assert out.count("vllm bench serve \\\n") == 11 and "--max-concurrency 256" in out
