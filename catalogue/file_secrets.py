@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,21 @@ def file_secret_errors(path: Path) -> list[CatalogueError]:
             return json_secret_errors(path, text, json.loads(text))
         except json.JSONDecodeError:
             pass  # scanned as text below; its reader reports the syntax
+    if path.suffix == ".jsonl":
+        return _json_lines_errors(path, text)
     return [secret_error(path, secret, None, secret.line) for secret in scan_text(text, filename=path.name)]
+
+
+def _json_lines_errors(path: Path, text: str) -> list[CatalogueError]:
+    """Each record of a JSON Lines file scanned as JSON (escapes decoded); a line that is no JSON, as text."""
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            found = json_secret_errors(path, line, json.loads(line)) if line.strip() else []
+        except json.JSONDecodeError:
+            found = [secret_error(path, secret, None, None) for secret in scan_text(line, filename=path.name)]
+        out += [replace(error, line=number) for error in found]
+    return out
 
 
 def mask_text(text: str) -> tuple[str, list[Secret]]:

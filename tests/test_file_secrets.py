@@ -60,6 +60,17 @@ def test_an_escaped_credential_is_found_too():
     assert error.field == "notes[0]" and HF not in str(error)
 
 
+def test_json_lines_records_are_read_as_json(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"event": "start"}\n{"event": "env", "value": "\\u0068' + HF[1:] + '"}\nnot json\n')
+    assert HF not in path.read_text()
+    (error,) = file_secret_errors(path)
+    assert (error.line, error.field) == (2, "value") and HF not in str(error)
+    path.write_text(f'{{"a": 1}}\nnot json {GITHUB}\n')
+    (error,) = file_secret_errors(path)
+    assert error.line == 2 and GITHUB not in str(error)
+
+
 def test_mask_text_masks_every_credential_of_a_line():
     command = f"HF_TOKEN={HF} vllm bench serve --api-key {SK} --header 'Authorization: Bearer {GITHUB}'"
     masked, found = mask_text(command)
