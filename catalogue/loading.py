@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from catalogue.benchmark import BenchmarkRun, LevelResult
 from catalogue.errors import CatalogueError, from_validation, yaml_line
+from catalogue.file_secrets import check_json
 from catalogue.metrics import metric_value
 from catalogue.platform import Platform, UnknownPlatform, load_platform
 from catalogue.recipe import Comparison, Recipe
@@ -75,7 +76,7 @@ def parse_recipe(path: Path) -> Recipe:
 
 
 def parse_run(path: Path) -> BenchmarkRun:
-    """Parse and validate one benchmark run JSON."""
+    """Parse and validate one benchmark run JSON; a credential in any of its strings is an error (masked)."""
     try:
         text = path.read_text(encoding="utf-8")
         data = json.loads(text)
@@ -83,6 +84,7 @@ def parse_run(path: Path) -> BenchmarkRun:
         raise CatalogueError(path, f"JSON syntax error: {exc.msg}", line=exc.lineno) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogueError(path, f"cannot read: {exc}") from None
+    check_json(path, text, data)  # before the schema, whose errors quote values
     try:
         run = BenchmarkRun.model_validate(data)
     except ValidationError as exc:

@@ -1,17 +1,25 @@
 """A measured run turned back into the commands that made it, pinned to what it ran: the image by its registry
 digest (or, built locally, its content id), the model by its revision. And whether a run earns the
-"reproducible" badge: image digest, model revision, flags and bench commands all pinned."""
+"reproducible" badge: image digest, model revision, flags and bench commands all pinned.
+
+A run file is untrusted: the image is the recipe's, and a recorded digest is used only when it is a digest of
+that same repository (a content id only when it is one); anything else makes the run "not reproducible"."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import yaml
 
 from catalogue.benchmark import BenchmarkRun, HostFacts, ImportedProvenance, MeasuredProvenance
 from catalogue.errors import CatalogueError
+from catalogue.image_refs import digest_of, repository, same_repository
 from catalogue.launch import shell_command
 from catalogue.loading import Entry
+
+CONTENT_ID = re.compile(r"^sha256:[0-9a-f]{64}$")
+"""A local image's content id, as `docker image inspect --format {{.Id}}` prints it."""
 
 
 @dataclass(frozen=True)
@@ -25,13 +33,33 @@ class Pin:
     notes: list[str]
 
 
-def missing_pins(run: BenchmarkRun) -> list[str]:
-    """What keeps a run from being reproducible; empty when image digest, model revision, flags and bench
-    commands are all pinned."""
+def foreign_images(run: BenchmarkRun, image: str | None) -> list[str]:
+    """Why the run's recorded image is not the recipe's `image` (its repository): each a field of the run file
+    that names another repository, or a digest or id that is none. Empty when the run ran the recipe's image."""
+    prov = run.provenance
+    if not isinstance(prov, MeasuredProvenance):
+        return []
+    wanted = repository(image) if image else "none (the recipe runs no image)"
+    out = []
+    if prov.image is not None and (image is None or not same_repository(prov.image, image)):
+        out.append(f"provenance.image {prov.image!r} is not of the recipe's image repository {wanted}")
+    for i, host in enumerate(prov.hosts):
+        if host.image_digest and (image is None or not digest_of(host.image_digest, image)):
+            out.append(f"provenance.hosts[{i}].image_digest {host.image_digest!r} is not a digest of {wanted}")
+        if host.image_id and not CONTENT_ID.match(host.image_id):
+            out.append(f"provenance.hosts[{i}].image_id {host.image_id!r} is not an image content id (sha256:...)")
+    if prov.image_id and not CONTENT_ID.match(prov.image_id):
+        out.append(f"provenance.image_id {prov.image_id!r} is not an image content id (sha256:...)")
+    return out
+
+
+def missing_pins(run: BenchmarkRun, image: str | None) -> list[str]:
+    """What keeps a run from being reproducible with the recipe's `image`; empty when image digest, model
+    revision, flags and bench commands are all pinned."""
     prov = run.provenance
     if isinstance(prov, ImportedProvenance):
         return ["its commands: imported from a source, not measured by the runner"]
-    missing: list[str] = []
+    missing: list[str] = foreign_images(run, image)
     if not prov.hosts:
         missing.append("host provenance: measured before the runner recorded image digests and model revisions")
     if prov.image is None:
@@ -48,24 +76,28 @@ def missing_pins(run: BenchmarkRun) -> list[str]:
     return list(dict.fromkeys(missing))
 
 
-def pin(run: BenchmarkRun) -> Pin:
-    """The image and model revision a reproduction runs with."""
+def pin(run: BenchmarkRun, recipe_image: str | None) -> Pin:
+    """The image (the recipe's, pinned by what the run recorded of it) and model revision a reproduction runs
+    with. A run that recorded another repository's digest is not pinned at all."""
     prov = run.provenance
     assert isinstance(prov, MeasuredProvenance)
     hosts: list[HostFacts] = prov.hosts
     notes = []
     image = None
-    if prov.image is not None:
-        digests = {h.image_digest for h in hosts if h.image_digest}
+    if recipe_image is not None:
+        trusted = not foreign_images(run, recipe_image)
+        digests = {h.image_digest for h in hosts if h.image_digest} if trusted else set()
         ids = {h.image_id or prov.image_id for h in hosts} - {None} or ({prov.image_id} - {None})
         if len(digests) == 1:
             image = digests.pop()
-        elif len(ids) == 1:
+        elif len(ids) == 1 and trusted:
             image = ids.pop()
-            notes.append(f"{prov.image} has no registry digest: pinned to its local id {image}, on the same host only")
+            notes.append(
+                f"{recipe_image} has no registry digest: pinned to its local id {image}, on the same host only"
+            )
         else:
-            image = prov.image
-            notes.append(f"{prov.image} is not pinned: the run recorded no single digest or id for it")
+            image = recipe_image
+            notes.append(f"{recipe_image} is not pinned: the run recorded no single digest or id of it")
     revisions = {h.model_revision for h in hosts if h.model_revision and h.model_revision_from != "local folder"}
     revision = revisions.pop() if len(revisions) == 1 and "--revision" not in prov.serve_command else None
     return Pin(image, revision, notes)
@@ -91,11 +123,11 @@ class Step:
     text: str | None = None
 
 
-def reproduction(run: BenchmarkRun) -> list[Step]:
+def reproduction(run: BenchmarkRun, recipe_image: str | None) -> list[Step]:
     """Every command that made the run, in order: servers per node, the router, then each level's bench."""
     prov = run.provenance
     assert isinstance(prov, MeasuredProvenance)
-    the_pin = pin(run)
+    the_pin = pin(run, recipe_image)
     nodes = prov.nodes or []
     steps = [Step(f"{n.role}, on host {n.host}", pinned(n.command, prov.image, the_pin)) for n in nodes]
     if not nodes:
@@ -104,7 +136,7 @@ def reproduction(run: BenchmarkRun) -> list[Step]:
         steps.append(Step("router config, litellm.yaml", None, yaml.safe_dump(prov.router, sort_keys=False).rstrip()))
         port = router_port(prov.bench_commands)
         steps.append(Step(f"router ({prov.router_version})", ["litellm", "--config", "litellm.yaml", "--port", port]))
-    where = f"inside {the_pin.image or prov.image}" if prov.image else "in a Python environment with this vLLM"
+    where = f"inside {the_pin.image or recipe_image}" if recipe_image else "in a Python environment with this vLLM"
     for argv in prov.bench_commands:
         level = argv[argv.index("--result-filename") + 1].removesuffix(".json") if "--result-filename" in argv else ""
         what = (
@@ -138,14 +170,17 @@ def measured_run(entry: Entry, stamp: str | None) -> BenchmarkRun:
     return max(measured, key=lambda r: r.recorded_at)
 
 
-def reproduction_text(recipe_id: str, run: BenchmarkRun) -> str:
+def reproduction_text(recipe_id: str, run: BenchmarkRun, recipe_image: str | None) -> str:
     """What `catalogue reproduce` prints: the verdict, what is not pinned, then every step."""
     prov = run.provenance
     assert isinstance(prov, MeasuredProvenance)
-    missing = missing_pins(run)
+    foreign = foreign_images(run, recipe_image)
+    missing = missing_pins(run, recipe_image)
     verdict = "reproducible" if not missing else "not fully pinned: " + "; ".join(missing)
+    if foreign:
+        verdict = "not reproducible: " + "; ".join(foreign)
     lines = [f"{recipe_id} run {run.stamp} (vLLM {prov.vllm_version}, measured {run.measured_on}): {verdict}"]
-    lines += [f"note: {n}" for n in pin(run).notes]
-    for step in reproduction(run):
+    lines += [f"note: {n}" for n in pin(run, recipe_image).notes]
+    for step in reproduction(run, recipe_image):
         lines += ["", f"{step.title}:", step.text if step.text is not None else shell_command(step.argv or [])]
     return "\n".join(lines)

@@ -5,7 +5,7 @@ shown masked."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -16,8 +16,13 @@ from detect_secrets.settings import default_settings
 SKIPPED_PLUGINS = ("IPPublicDetector",)
 """An address is not a credential (and it flags `0.0.0.0`)."""
 SECRET_NAME = re.compile(r"(?:^|[_-])(TOKEN|KEY|SECRET|PASSWORD|PASSWD|APIKEY)$", re.IGNORECASE)
-NOT_A_VALUE = re.compile(r"^(|[01]|true|false|yes|no|on|off|none|null|TODO.*|\$.*|<.*>|\*+|x+|\.\.\.)$", re.IGNORECASE)
-"""Values that are no credential: switches, references to a variable ($HF_TOKEN), placeholders."""
+NOT_A_VALUE = re.compile(
+    r"^(|[01]|true|false|yes|no|on|off|none|null|TODO.*|\$.*|os\.environ/.*|<.*>|.{0,3}\*{8}|\*+|x+|\.\.\.|~?\d{1,6}(\.\d+)?(ms|s|%)?)$",
+    re.IGNORECASE,
+)
+"""Values that are no credential: switches, references to a variable ($HF_TOKEN, LiteLLM's os.environ/NAME),
+placeholders, a value already masked (`hf_********`), a small figure (`time to first token: ~0.1s`,
+`--goodput time_to_first_token:30`)."""
 KEYWORD_LINE = re.compile(
     r"--api-key[=\s,]\s*['\"]?(?P<flag>[^\s'\",\]}#]+)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>[^[\s'\",\]}#]+)"
@@ -107,14 +112,24 @@ def keyword_hits(line: str, number: int = 1) -> list[Secret]:
 
 def scan_text(text: str, filename: str = "recipe.yaml") -> list[Secret]:
     """Every credential in a text, one per line at most, with its 1-based line."""
-    found: list[Secret] = []
     with default_settings():
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.lstrip().startswith("#") and "yaml-language-server" in line:
-                continue
-            hits = keyword_hits(line, number) or _plugin_hits(line, number, filename)
-            if hits:
-                found.append(hits[0])
+        return _scan_lines(text, filename)
+
+
+def scan_texts(texts: Iterable[str], filename: str = "run.json") -> list[list[Secret]]:
+    """`scan_text` of each text, under one detector set-up (fast for the many short strings of a JSON file)."""
+    with default_settings():
+        return [_scan_lines(text, filename) for text in texts]
+
+
+def _scan_lines(text: str, filename: str) -> list[Secret]:
+    found: list[Secret] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("#") and "yaml-language-server" in line:
+            continue
+        hits = keyword_hits(line, number) or _plugin_hits(line, number, filename)
+        if hits:
+            found.append(hits[0])
     return found
 
 

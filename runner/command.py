@@ -33,7 +33,11 @@ def add_run_arguments(ref: argparse.ArgumentParser) -> None:
         help="comma-separated hosts (local, a hosts-file name, ssh://user@host, a docker context, or a bare "
         "ssh host name); the first is the head; default: this machine",
     )
-    ref.add_argument("--hosts-file", type=Path, help="hosts file (default: hosts.yaml when present)")
+    ref.add_argument(
+        "--hosts-file",
+        type=Path,
+        help="hosts file (default: ~/.config/catalogue/hosts.yaml, or under $XDG_CONFIG_HOME, when present)",
+    )
     ref.add_argument(
         "--client",
         choices=["image", "host"],

@@ -2,18 +2,23 @@
 
 `--hosts a,b` names hosts in order (the first is the head, or replica 1). Each word is:
 - `local`: this machine's docker engine (or a local process), address 127.0.0.1;
-- a name from the hosts file (`hosts.yaml`, or `--hosts-file`);
+- a name from the hosts file (the owner's `$XDG_CONFIG_HOME/catalogue/hosts.yaml`, default
+  `~/.config/catalogue/hosts.yaml`, or `--hosts-file FILE`);
 - `ssh://user@host[:port]`: `docker -H ssh://...`, address `host`;
 - a docker context that exists (`docker context ls`): `docker --context NAME`, address the same word;
 - any other word, a bare host name or address: `docker -H ssh://WORD` through the owner's ssh config.
 
 The hosts file also gives each host the address the other nodes, the router and the client use (the one on
 the fast link, not necessarily the ssh name), that link's interface, its RDMA device, and its HF cache.
+It says which engines the runner drives, so it lives in the owner's config folder, never in the repository
+(a `hosts.yaml` in a pull request could point a host at another engine): one in the working folder is not read.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -25,7 +30,19 @@ from catalogue.errors import CatalogueError
 from catalogue.topology import Node
 from catalogue.yaml_files import parse_yaml
 
-HOSTS_FILE = Path("hosts.yaml")
+HOSTS_NAME = "hosts.yaml"
+
+
+def hosts_file_path() -> Path:
+    """The owner's hosts file: `$XDG_CONFIG_HOME/catalogue/hosts.yaml`, by default `~/.config/catalogue/hosts.yaml`
+    (a relative XDG_CONFIG_HOME is ignored, as the XDG base directory specification says)."""
+    config = os.environ.get("XDG_CONFIG_HOME", "")
+    base = Path(config) if os.path.isabs(config) else Path.home() / ".config"
+    return base / "catalogue" / HOSTS_NAME
+
+
+HOSTS_FILE = hosts_file_path()
+"""The owner's hosts file when this module was imported (`hosts_file_path()` reads the environment again)."""
 
 
 @dataclass(frozen=True)
@@ -138,11 +155,23 @@ def docker_contexts() -> frozenset[str]:
     return frozenset(out.stdout.split()) if out.returncode == 0 else frozenset()
 
 
+def owner_hosts() -> dict[str, Host]:
+    """The hosts of the owner's hosts file, none when there is none; a `hosts.yaml` in the working folder (where
+    it used to be) is named in a note and not read."""
+    if Path(HOSTS_NAME).is_file():
+        print(
+            f"note: ./{HOSTS_NAME} is not read (the hosts file lives in {hosts_file_path()}; or pass --hosts-file)",
+            file=sys.stderr,
+        )
+    path = hosts_file_path()
+    return load_hosts_file(path) if path.is_file() else {}
+
+
 def parse_hosts(spec: str | None, hosts_file: Path | None = None) -> list[Host]:
     """The hosts of `--hosts`, in order; none given means this machine only."""
     if not spec:
         return [LOCAL]
-    known = load_hosts_file(hosts_file) if hosts_file else (load_hosts_file(HOSTS_FILE) if HOSTS_FILE.exists() else {})
+    known = load_hosts_file(hosts_file) if hosts_file else owner_hosts()
     hosts = []
     for word in (w.strip() for w in spec.split(",")):
         if not word:

@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from catalogue.benchmark import HostFacts
+from catalogue.image_refs import digest_of
 from runner.hosts import Host
 from runner.plan import Plan
 
@@ -145,10 +146,14 @@ def host_facts(plan: Plan, host: Host, version: str, image_id: str, seen: dict) 
     kernel, _, os_name = info.stdout.strip().partition("\t")
     digests = docker(host, "image", "inspect", "--format", "{{json .RepoDigests}}", plan.image)
     try:
-        digest = (json.loads(digests.stdout or "[]") or [None])[0]
+        listed = json.loads(digests.stdout or "[]") or []
     except ValueError:
-        digest = None
+        listed = []
+    # an image tagged in several repositories lists a digest per repository: only the recipe's own counts
+    digest = next((d for d in listed if isinstance(d, str) and digest_of(d, plan.image)), None)
     note = None if digest else f"built locally: reproducible only with its build recipe ({plan.image_source})"
+    if listed and not digest:
+        note = f"its registry digests name other repositories than {plan.image}: pull it by that name to pin it"
     return HostFacts(
         host=host.name,
         docker_version=version,

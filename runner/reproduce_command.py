@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, roots: list[Path]) -> int:
 
     entry = load_catalogue(roots, [args.id])[0]
     chosen = measured_run(entry, args.run)
-    print(reproduction_text(entry.id, chosen))
+    print(reproduction_text(entry.id, chosen, entry.recipe.serving.image))
     if not args.refresh:
         return 0
     sys.stdout.flush()

@@ -13,7 +13,7 @@ from catalogue.errors import CatalogueError
 from catalogue.launch import sweep_workload
 from catalogue.loading import Entry
 from catalogue.regression import flag_items
-from catalogue.reproduce import pin
+from catalogue.reproduce import foreign_images, pin
 from catalogue.reproduce import router_port as measured_port
 from runner.containers import image_id
 from runner.hosts import Host
@@ -25,18 +25,26 @@ def reproducing(
 ) -> tuple[Entry, int | None, int | None]:
     """The recipe pinned as the run ran it (image digest or id, model revision) and the run's own ports.
 
-    A locally built image has no digest, only an id on the machine that built it: where that id is not on the
-    head host, the image was rebuilt from its recipe, and its tag runs (said so)."""
-    the_pin = pin(run)
+    The image is the recipe's: a run whose file names another repository (or a digest or id that is none) is
+    refused. A locally built image has no digest, only an id on the machine that built it: where the recipe's
+    image on the head host has another id, it was rebuilt from its recipe, and its tag runs (said so)."""
     serving = entry.recipe.serving
-    local_id = bool(the_pin.image and the_pin.image.startswith("sha256:"))
-    if local_id and serving.image and shutil.which("docker") and image_id(head, str(the_pin.image)) is None:
-        print(
-            f"note: the run's image {the_pin.image} is not on host {head.name}: running {serving.image} "
-            f"({image_id(head, serving.image) or 'not there either'}), rebuilt from its recipe",
-            file=sys.stderr,
+    foreign = foreign_images(run, serving.image)
+    if foreign:
+        raise CatalogueError(
+            entry.folder / "runs" / f"{run.stamp}.json", f"not reproducible, nothing started: {'; '.join(foreign)}"
         )
-        the_pin = replace(the_pin, image=serving.image)
+    the_pin = pin(run, serving.image)
+    local_id = bool(the_pin.image and the_pin.image.startswith("sha256:"))
+    if local_id and serving.image and shutil.which("docker"):
+        current = image_id(head, serving.image)
+        if current != the_pin.image:
+            print(
+                f"note: the run's image {the_pin.image} is not {serving.image} on host {head.name}: running "
+                f"{serving.image} ({current or 'not there either'}), rebuilt from its recipe",
+                file=sys.stderr,
+            )
+            the_pin = replace(the_pin, image=serving.image)
     flags = {**serving.flags, **({"revision": the_pin.revision} if the_pin.revision else {})}
     pinned = serving.model_copy(update={"image": the_pin.image or serving.image, "flags": flags})
     prov = run.provenance

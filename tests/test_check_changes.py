@@ -3,6 +3,7 @@ that runs it."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -173,3 +174,74 @@ def test_a_published_recipe_on_a_mutable_tag_is_a_warning(tmp_path):
         len(warnings) == 1 and "note: image vllm-node-mxfp4:latest: the image is pulled by a mutable tag" in warnings[0]
     )
     assert f"warning: {path}:" in done.stdout
+
+
+HF = "hf_" + "PullRequestToken0123456789"
+
+
+def test_a_changed_run_file_with_a_token_is_one_masked_error(tmp_path):
+    work = clone_with_change(tmp_path, {})
+    (path,) = (work / "recipes" / "gptoss-120b" / "runs").glob("*.json")
+    data = json.loads(path.read_text())
+    data["levels"][0]["stdev_of"] = f"export HF_TOKEN={HF}"
+    path.write_text(json.dumps(data, indent=2))
+    name = path.relative_to(work).as_posix()
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if HF in t)
+    done = check(work)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert HF not in done.stdout + done.stderr + (work / "summary.md").read_text()
+    errors = [t for t in done.stdout.splitlines() if t.startswith("error: ")]
+    assert errors == [
+        f"error: {name}:{line}: levels[0].stdev_of: a secret in the file (keyword HF_TOKEN: hf_********); "
+        "the catalogue never keeps a credential: remove it from the file"
+    ], done.stdout
+    assert f"::error file={name},line={line}::levels[0].stdev_of: a secret in the file (" in done.stdout
+    assert done.stdout.splitlines()[-1] == "1 recipe(s) checked: 1 error(s)"
+
+
+def test_added_run_and_raw_files_are_read_one_line_each(tmp_path):
+    work = clone_with_change(tmp_path, {})
+    runs = work / "recipes" / "gptoss-120b" / "runs"
+    (run,) = runs.glob("*.json")
+    stamp = run.stem
+    (runs / stamp).mkdir()
+    (runs / stamp / "c1.json").write_text(json.dumps({"note": f"HF_TOKEN={HF}"}))
+    (runs / stamp / "c2.json").write_text('{"completed": 8,\n "failed": }\n')
+    (runs / stamp / "events.jsonl").write_text('{"ok": 1}\n{"ok": 2\n')
+    (runs / "20990101T000000Z").mkdir()
+    (runs / "20990101T000000Z" / "c1.json").write_text("{}")
+    bad = json.loads(run.read_text())
+    bad["recorded_at"] = "2099-01-02T00:00:00Z"
+    bad["levels"][0]["concurrency"] = 0
+    (runs / "20990102T000000Z.json").write_text(json.dumps(bad, indent=2))
+    done = check(work)
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = sorted(t for t in done.stdout.splitlines() if t.startswith("error: "))
+    rel = "recipes/gptoss-120b/runs"
+    assert errors == sorted(
+        [
+            f"error: {rel}/20990101T000000Z/c1.json: a result file with no run file for its folder (runs/<stamp>.json)",
+            f"error: {rel}/20990102T000000Z.json: levels[0].concurrency: Input should be greater than 0 (got 0)",
+            f"error: {rel}/{stamp}/c1.json:1: note: a secret in the file (keyword HF_TOKEN: hf_********); "
+            "the catalogue never keeps a credential: remove it from the file",
+            f"error: {rel}/{stamp}/c2.json:2: not valid JSON: Expecting value",
+            f"error: {rel}/{stamp}/events.jsonl:2: not valid JSON Lines: Expecting ',' delimiter",
+        ]
+    ), done.stdout
+    assert HF not in done.stdout + done.stderr
+
+
+def test_a_hosts_file_anywhere_in_the_change_is_refused(tmp_path):
+    work = clone_with_change(tmp_path, {})
+    engine = "hosts:\n  spark1: {docker: 'tcp://203.0.113.9:2375'}\n"
+    (work / "hosts.yaml").write_text(engine)
+    (work / "recipes" / "gptoss-120b" / "hosts.yml").write_text(engine)
+    done = check(work)
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = sorted(t for t in done.stdout.splitlines() if t.startswith("error: "))
+    why = (
+        "a hosts file in the change: it names the docker engines the runner drives, so it is the owner's "
+        "(~/.config/catalogue/hosts.yaml) and never committed"
+    )
+    assert errors == [f"error: hosts.yaml: {why}", f"error: recipes/gptoss-120b/hosts.yml: {why}"], done.stdout
+    assert f"::error file=hosts.yaml::{why}" in done.stdout.splitlines()

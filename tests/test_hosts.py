@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +70,45 @@ def test_bad_hosts_file_is_one_line_naming_the_field(tmp_path, text, message):
 def test_empty_host_word_is_an_error():
     with pytest.raises(CatalogueError, match="empty host name"):
         parse_hosts("a,,b")
+
+
+SPARK = "hosts:\n  spark1: {docker: local, address: 192.0.2.1, interface: enp1s0f1np1}\n"
+
+
+def test_the_hosts_file_is_the_owners_config_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert hosts_module.hosts_file_path() == tmp_path / "config" / "catalogue" / "hosts.yaml"
+    hosts_module.hosts_file_path().parent.mkdir(parents=True)
+    hosts_module.hosts_file_path().write_text(SPARK)
+    assert parse_hosts("spark1") == [Host("spark1", None, "192.0.2.1", "enp1s0f1np1")]
+
+
+@pytest.mark.parametrize("xdg", [None, "", "relative/config"])
+def test_without_xdg_config_home_it_is_under_dot_config(tmp_path, monkeypatch, xdg):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if xdg is None:
+        monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CONFIG_HOME", xdg)  # empty or relative: ignored, as the XDG specification says
+    assert hosts_module.hosts_file_path() == tmp_path / ".config" / "catalogue" / "hosts.yaml"
+
+
+def test_a_hosts_file_in_the_working_folder_is_not_read(tmp_path, monkeypatch, capsys):
+    """A `hosts.yaml` committed in the repository (or a pull request) must not say which engines the runner drives."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(hosts_module, "docker_contexts", lambda: frozenset({"default"}))
+    (tmp_path / "hosts.yaml").write_text("hosts:\n  spark1: {docker: 'tcp://203.0.113.9:2375'}\n")
+    (host,) = parse_hosts("spark1")
+    assert host.docker_cli() == ["docker", "-H", "ssh://spark1"]  # the bare name, not the file's tcp:// engine
+    assert capsys.readouterr().err.strip() == (
+        f"note: ./hosts.yaml is not read (the hosts file lives in {tmp_path}/config/catalogue/hosts.yaml; "
+        "or pass --hosts-file)"
+    )
+    assert parse_hosts("spark1", tmp_path / "hosts.yaml")[0].docker_cli() == ["docker", "-H", "tcp://203.0.113.9:2375"]
+
+
+def test_hosts_yaml_is_ignored_by_git():
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run(["git", "check-ignore", "-q", "hosts.yaml"], cwd=repo, check=False)
+    assert done.returncode == 0

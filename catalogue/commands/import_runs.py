@@ -1,6 +1,8 @@
 """`catalogue import ID FILE...`: read -> group by workload -> build runs -> write (raw files beside each run).
 
-Everything is read and checked before anything is written; each run's folder of raw files is staged and renamed
+Imported files are untrusted: every string of every file to be kept passes the secret scanner (a credential is
+an error), and the owner's --command and other texts are masked before writing. Everything is read and checked
+before anything is written; each run's folder of raw files is staged and renamed
 into place, then its run file is written atomically."""
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -20,6 +23,7 @@ from catalogue.atomic import write_text
 from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
 from catalogue.capacity import judge
 from catalogue.errors import CatalogueError, from_validation
+from catalogue.file_secrets import check_json, file_secret_errors, mask_text
 from catalogue.imports import aiperf, guidellm, llama_benchy, vllm_bench
 from catalogue.imports.source import ImportedLevels, read_json
 from catalogue.imports.workloads import Group, Stated, describe_rate, group_parts
@@ -50,6 +54,38 @@ class Source:
     image: str | None = None
     vllm_version: str | None = None
     command: str | None = None
+
+
+def masked_source(source: Source) -> Source:
+    """The owner's texts with every credential masked (one line says which flag held what, masked), so that no
+    token reaches the run file, the page or api/v1."""
+    masked: dict[str, Any] = {}
+    for name in ("title", "source", "label", "image", "vllm_version", "command"):
+        text = getattr(source, name)
+        if text:
+            masked[name], found = mask_text(text)
+            if found:
+                what = ", ".join(dict.fromkeys(f"{s.kind}: {s.masked}" for s in found))
+                flag = "--" + name.replace("_", "-")
+                print(f"masked {len(found)} secret(s) in {flag} before writing ({what})")
+    return replace(source, **masked)
+
+
+def check_kept_files(parts: list[ImportedLevels]) -> None:
+    """Every file to be kept beside a run (read or not) holds no credential: the first is a one-line error."""
+    for part in parts:
+        for path in part.files:
+            errors = file_secret_errors(path)
+            if errors:
+                raise errors[0]
+
+
+def check_run_text(path: Path, run: BenchmarkRun) -> str:
+    """The run file's text, refused (one line) if any string of it still holds a credential."""
+    data = run.model_dump(mode="json", exclude_none=True)
+    text = json.dumps(data, indent=2) + "\n"
+    check_json(path, text, data)
+    return text
 
 
 def read_sources(paths: list[Path]) -> list[ImportedLevels]:
@@ -184,6 +220,7 @@ def write_run(runs_dir: Path, run: BenchmarkRun, kept: dict[str, Path]) -> Path:
     path = runs_dir / f"{run.stamp}.json"
     if target.exists() or path.exists():
         raise CatalogueError(path, "a run with this stamp exists already")
+    text = check_run_text(path, run)
     runs_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=runs_dir, prefix=f".{run.stamp}."))
     try:
@@ -192,7 +229,7 @@ def write_run(runs_dir: Path, run: BenchmarkRun, kept: dict[str, Path]) -> Path:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, dest)
         os.replace(staging, target)
-        write_text(path, json.dumps(run.model_dump(mode="json", exclude_none=True), indent=2) + "\n")
+        write_text(path, text)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         if not path.exists():
@@ -232,13 +269,17 @@ def run_import(
         raise CatalogueError(recipe_id, f"no recipe with this id under {', '.join(map(str, roots))}")
     load_entry(folder)
     parts = read_sources(paths)
+    check_kept_files(parts)
     runs_dir = folder / RUNS_DIR
     check_not_imported(parts, runs_dir)
+    source = masked_source(source)
     groups = group_parts(parts, stated)
     start = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
     while any(_taken(runs_dir, start + dt.timedelta(seconds=i)) for i in range(len(groups))):
         start += dt.timedelta(seconds=1)  # an import in the same second: the next free stamps
     built = [build_run(group, source, start + dt.timedelta(seconds=i)) for i, group in enumerate(groups)]
+    for run, _ in built:
+        check_run_text(runs_dir / f"{run.stamp}.json", run)
     for run, kept in built:
         path = write_run(runs_dir, run, kept)
         parse_run(path)

@@ -9,6 +9,7 @@ from typing import Any, TypeGuard
 
 from catalogue.benchmark import LevelResult, RateLevel
 from catalogue.errors import CatalogueError
+from catalogue.file_secrets import check_json
 
 
 @dataclass
@@ -58,15 +59,17 @@ class ImportedLevels:
 
 
 def read_json(path: Path) -> Any:
-    """A JSON file, or a one-line error naming it."""
+    """A JSON file, or a one-line error naming it (a credential in any of its strings is one, masked)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise CatalogueError(path, f"cannot read: {exc.strerror or exc}") from None
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CatalogueError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    check_json(path, text, data)
+    return data
 
 
 def require(path: Path, data: dict[str, Any], name: str, kinds: tuple[type, ...], prefix: str = "") -> Any:

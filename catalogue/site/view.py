@@ -380,7 +380,7 @@ def reproduce_block(entry: Entry) -> ReproduceBlock | None:
         )
         for h in prov.hosts
     ]
-    return ReproduceBlock(run.stamp, missing_pins(run), facts)
+    return ReproduceBlock(run.stamp, missing_pins(run, entry.recipe.serving.image), facts)
 
 
 def refresh_command(recipe_id: str, recipe: Recipe) -> str:
