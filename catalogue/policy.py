@@ -197,8 +197,11 @@ def context_for(platform: Any, owner_folders: Iterable[str] = ()) -> PolicyConte
     return PolicyContext(cache.container if cache else None, tuple(owner_folders))
 
 
-def check_serving(serving: Any, *, source: str, platform: Any = None) -> list[PolicyFinding]:
-    """check_launch for a recipe's `serving` block (catalogue.recipe.Serving) on its platform profile."""
+def check_serving(
+    serving: Any, *, source: str, platform: Any = None, owner_folders: Iterable[str] = ()
+) -> list[PolicyFinding]:
+    """check_launch for a recipe's `serving` block (catalogue.recipe.Serving) on its platform profile, with the
+    folders the owner lets recipes mount (the runner's hosts file; none for `validate`)."""
     container = serving.container
     return check_launch(
         list(container.options) if container else [],
@@ -208,7 +211,7 @@ def check_serving(serving: Any, *, source: str, platform: Any = None) -> list[Po
         serving.consent,
         source=source,
         env_from_host=serving.env_from_host,
-        context=context_for(platform),
+        context=context_for(platform, owner_folders),
     )
 
 
@@ -219,12 +222,12 @@ def unused_consent(findings: list[PolicyFinding], consent: Iterable[Declared]) -
 
 
 def check_recipe_file(
-    path: Path | str, serving: Any, text: str | None = None, platform: Any = None
+    path: Path | str, serving: Any, text: str | None = None, platform: Any = None, owner_folders: Iterable[str] = ()
 ) -> list[PolicyFinding]:
     """The policy for a recipe file: its launch and every secret in its text, each with its line."""
     if text is None:
         text = Path(path).read_text(encoding="utf-8")
-    found = check_serving(serving, source=str(path), platform=platform)
+    found = check_serving(serving, source=str(path), platform=platform, owner_folders=owner_folders)
     for name in unused_consent(found, serving.consent):
         i = next(i for i, c in enumerate(serving.consent) if c.option == name)
         found.append(

@@ -59,6 +59,8 @@ class Host:
     """The RDMA device(s) of that link (NCCL_IB_HCA); RDMA is used when every node of a cluster names one."""
     hf_home: str | None = None
     """The Hugging Face cache folder on this host, when not the profile's default."""
+    allow_mounts: tuple[str, ...] = ()
+    """Host folders the owner lets recipes mount without consent (a model store, say)."""
 
     @property
     def is_local(self) -> bool:
@@ -107,6 +109,10 @@ class HostEntry(BaseModel):
     )
     hca: str | None = Field(None, description="RDMA device(s) of that link for NCCL_IB_HCA, e.g. rocep1s0f1.")
     hf_home: str | None = Field(None, description="Hugging Face cache folder on this host; default: the profile's.")
+    allow_mounts: list[str] = Field(
+        default_factory=list,
+        description="Host folders (absolute, or ~/...) recipes may mount on this host without the owner's consent.",
+    )
 
 
 class HostsFile(BaseModel):
@@ -128,7 +134,13 @@ def load_hosts_file(path: Path) -> dict[str, Host]:
         err = exc.errors()[0]
         raise CatalogueError(path, f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
     return {
-        name: replace(_host(name, e.docker, e.address), interface=e.interface, hca=e.hca, hf_home=e.hf_home)
+        name: replace(
+            _host(name, e.docker, e.address),
+            interface=e.interface,
+            hca=e.hca,
+            hf_home=e.hf_home,
+            allow_mounts=tuple(e.allow_mounts),
+        )
         for name, e in parsed.hosts.items()
     }
 

@@ -34,10 +34,16 @@ def normal_allow(name: str) -> str:
     return f"{head} {value}" if eq and " " not in head else name
 
 
+def owner_folders(plan: Plan) -> list[str]:
+    """The folders the owner's hosts file lets recipes mount, on every host of the run (`~` as the owner's home)."""
+    folders = {os.path.expanduser(f) for host in plan.hosts for f in host.allow_mounts}
+    return sorted({*folders, *(f.replace(os.path.expanduser("~"), "~", 1) for f in folders)})
+
+
 def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
     """The policy's verdicts on everything the run would start: the recipe's launch and the profile's part."""
     path = entry.folder / RECIPE_FILE
-    found = check_recipe_file(path, entry.recipe.serving, platform=entry.platform)
+    found = check_recipe_file(path, entry.recipe.serving, platform=entry.platform, owner_folders=owner_folders(plan))
     seen: set[str] = set()
     for node in plan.nodes:
         part = node.profile
@@ -91,8 +97,8 @@ def secret_values(entry: Entry, env: dict[str, str] | None = None) -> list[str]:
     return [environ[name] for name in entry.recipe.serving.env_from_host if environ.get(name)]
 
 
-def verdicts(found: list[PolicyFinding], allowed: list[str], entry: Entry) -> Verdicts:
+def verdicts(found: list[PolicyFinding], allowed: list[str], entry: Entry, plan: Plan) -> Verdicts:
     """What the inspect gate holds docker's view to: the consent names the static gate saw declared (recipe and
     profile), the owner's `--allow`s, and the recipe's platform context."""
     declared = {f.option: f.reason for f in found if f.cls == "consent" and f.reason is not None}
-    return Verdicts(declared, list(allowed), context_for(entry.platform))
+    return Verdicts(declared, list(allowed), context_for(entry.platform, owner_folders(plan)))

@@ -330,5 +330,5 @@ def run_refresh(
         resumed_id = (
             previous.provenance.image_id if previous and isinstance(previous.provenance, MeasuredProvenance) else None
         )
-        verdicts = policy_gate.verdicts(found, allow or [], entry)
+        verdicts = policy_gate.verdicts(found, allow or [], entry, plan)
         return execute(plan, entry, progress, resumed_id, fail_on_regression, verdicts)

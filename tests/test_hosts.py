@@ -7,10 +7,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 import runner.hosts as hosts_module
+from catalogue.cli import main
 from catalogue.errors import CatalogueError
 from runner.hosts import LOCAL, Host, parse_hosts
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_no_hosts_means_this_machine():
@@ -112,3 +116,22 @@ def test_hosts_yaml_is_ignored_by_git():
     repo = Path(__file__).resolve().parents[1]
     done = subprocess.run(["git", "check-ignore", "-q", "hosts.yaml"], cwd=repo, check=False)
     assert done.returncode == 0
+
+
+def test_folders_the_owner_names_in_the_hosts_file_mount_without_consent(tmp_path, capsys):
+    root = tmp_path / "examples"
+    shutil.copytree(
+        REPO / "examples" / "tiny-cpu-docker", root / "tiny-cpu-docker", ignore=shutil.ignore_patterns("runs")
+    )
+    path = root / "tiny-cpu-docker" / "recipe.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["serving"]["container"]["options"] += ["-v", "/srv/weights/tiny:/weights:ro"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    args = ["--root", str(root), "refresh", "tiny-cpu-docker", "--dry-run", "--allow", "--cap-add IPC_LOCK"]
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text("hosts:\n  box: {docker: local}\n")
+    assert main([*args, "--hosts", "box", "--hosts-file", str(hosts)]) == 0
+    assert "consent: --volume /srv/weights/tiny: mounts a host folder" in capsys.readouterr().out
+    hosts.write_text("hosts:\n  box: {docker: local, allow_mounts: [/srv/weights]}\n")
+    assert main([*args, "--hosts", "box", "--hosts-file", str(hosts)]) == 0
+    assert "--volume /srv/weights" not in capsys.readouterr().out.split("run policy")[-1]
