@@ -239,12 +239,14 @@ def _with_partial_run(folder: Path) -> dict:
     """A newer copy of the bench-serve run that stopped after c=1, with a figure no complete run has."""
     newest = sorted((folder / "runs").glob("*.json"))[-1]
     data = json.loads(newest.read_text())
-    data["recorded_at"] = "2026-11-24T08:00:00Z"
-    data["provenance"]["source_date"] = "2026-11-24"
+    # One hour after the newest import, whatever today's date is (the imports are stamped with the clock).
+    later = dt.datetime.strptime(newest.stem, "%Y%m%dT%H%M%SZ") + dt.timedelta(hours=1)
+    data["recorded_at"] = later.strftime("%Y-%m-%dT%H:%M:%SZ")
+    data["provenance"]["source_date"] = later.strftime("%Y-%m-%d")
     data["levels"] = data["levels"][:1]
     data["levels"][0]["generation_tps"] = 987.6
     data["complete"], data["incomplete_reason"] = False, "the server died at c=2"
-    (folder / "runs" / "20261124T080000Z.json").write_text(json.dumps(data))
+    (folder / "runs" / f"{later:%Y%m%dT%H%M%SZ}.json").write_text(json.dumps(data))
     return data
 
 
@@ -307,7 +309,8 @@ def test_a_lone_partial_run_is_shown_and_marked(tmp_path):
     _, folder = import_three_workloads(tmp_path)
     data = _with_partial_run(folder)
     data["workload"]["input_len"] = 32  # a workload of its own: no complete run of it exists
-    (folder / "runs" / "20261124T080000Z.json").write_text(json.dumps(data))
+    stamp = data["recorded_at"].replace("-", "").replace(":", "")
+    (folder / "runs" / f"{stamp}.json").write_text(json.dumps(data))
     entry = load_entry(folder)
     first = _sections(render_recipe(entry).markdown())[0]
     assert "prompt 32 / output 16" in first.split("</h3>")[0]
