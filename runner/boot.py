@@ -16,7 +16,8 @@ from runner.containers import LABEL_RECIPE, LABEL_RUN
 from runner.helper_containers import prepare_caches, prepare_snapshot
 from runner.hosts import LOCAL
 from runner.inspect_gate import Container, Verdicts, create_all
-from runner.plan import Job, Plan, router_yaml
+from runner.jobs import Job
+from runner.plan import Plan, router_yaml
 from runner.state import Bar, Progress, Running
 from runner.sweep import ClientFailed
 

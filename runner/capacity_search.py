@@ -11,7 +11,8 @@ from catalogue import capacity
 from catalogue.benchmark import Capacity, RateLevel
 from catalogue.recipe import Recipe
 from catalogue.slo import Slo, probe_name
-from runner.plan import Plan, rate_job
+from runner.jobs import rate_job
+from runner.plan import Plan
 from runner.state import Progress
 from runner.sweep import Sweep
 

@@ -7,7 +7,8 @@ import shlex
 
 from catalogue.launch import quote, shell_command
 from catalogue.topology import LITELLM_VERSION
-from runner.plan import Job, Plan, router_yaml
+from runner.jobs import Job
+from runner.plan import Plan, router_yaml
 
 KIND_LINES = {
     "solo": "one server",

@@ -13,15 +13,14 @@ import yaml
 from catalogue.benchmark import RUN_STAMP_FORMAT
 from catalogue.docker_options import option_name, option_value, split_options
 from catalogue.errors import CatalogueError
-from catalogue.launch import bench_argv, rate_bench_argv
 from catalogue.loading import RUNS_DIR, Entry
 from catalogue.platform import ProfilePart
 from catalogue.recipe import ClusterTopology, Recipe
-from catalogue.slo import rate_name
 from catalogue.topology import Layout, RouterLaunch, ServerLaunch, layout, runs_serve_itself
 from runner.containers import CACHE_MOUNT, LABEL_RECIPE, LABEL_RUN, own_options
 from runner.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.hosts import LOCAL, Host
+from runner.jobs import Job, level_jobs
 from runner.placement import client_mounts_and_env, link_interfaces, spread_hosts
 
 CACHE_ROOT = "~/.cache/catalogue/compile"
@@ -58,41 +57,6 @@ class NodeRun:
     @property
     def log_name(self) -> str:
         return f"server-{_slug(self.role)}.log" if self.role != "server" else "server.log"
-
-
-@dataclass(frozen=True)
-class Job:
-    """One `vllm bench serve` run: a concurrency level, a long-context prompt length at c=1, or an open-loop rate."""
-
-    name: str
-    concurrency: int | None
-    """Streams of a closed-loop level; None for an open-loop rate."""
-    prompt_tokens: int | None
-    argv: list[str]
-    min_s: float = 0.0
-    """Shortest benchmark window; the client runs the level again with more prompts when it is shorter."""
-    rate: float | None = None
-    """Offered request rate (req/s) of an open-loop level."""
-    probe: int | None = None
-    """The capacity search's probe number."""
-    parse_only: bool = False
-    """Checked by the client before any server starts, never run: the template of the search's probes."""
-
-    def payload(self) -> dict:
-        """What the benchmark client is given (jobs.json, or a `job` line)."""
-        return {"name": self.name, "argv": self.argv, "min_s": self.min_s, "parse_only": self.parse_only}
-
-
-def rate_job(template: Job, name: str, rate: float, requests: int, probe: int | None = None) -> Job:
-    """The template's command at another rate: `--request-rate`, `--num-prompts` and the result file set."""
-    argv = list(template.argv)
-    for option, value in (
-        ("--request-rate", f"{rate:g}"),
-        ("--num-prompts", str(requests)),
-        ("--result-filename", f"{name}.json"),
-    ):
-        argv[argv.index(option) + 1] = value
-    return Job(name, None, None, argv, 0.0, rate=rate, probe=probe)
 
 
 @dataclass(frozen=True)
@@ -307,7 +271,7 @@ def make_plan(
         raise CatalogueError(
             path, "--capacity needs an SLO and open-loop settings: give sweep.slo and sweep.open_loop", "sweep.slo"
         )
-    jobs = _jobs(entry, recipe, endpoint, raw_for_client, stamp, capacity)
+    jobs = level_jobs(entry, recipe, endpoint, raw_for_client, stamp, capacity)
     image = recipe.serving.image if docker else None
     plan = Plan(
         entry.id,
@@ -349,47 +313,6 @@ def _router(
         router = RouterLaunch(router.config, router_port, router.strategy)
     config_path = entry.folder / RUNS_DIR / stamp / "router.yaml"
     return router, router.argv(str(config_path), host="127.0.0.1"), f"http://127.0.0.1:{router.port}"
-
-
-def _jobs(entry: Entry, recipe, endpoint: str, raw: str, stamp: str, capacity: bool) -> list[Job]:
-    """Every concurrency level, every long-context prompt length at c=1, every open-loop rate, each saving its raw
-    JSON; with `capacity`, the parse-only template of the search's probes."""
-
-    def save(name: str) -> list[str]:
-        return [
-            "--save-result",
-            "--result-dir",
-            raw,
-            "--result-filename",
-            f"{name}.json",
-            "--metadata",
-            f"recipe={entry.id}",
-            f"run={stamp}",
-        ]
-
-    jobs = [
-        Job(f"c{c}", c, None, [*bench_argv(recipe, c, endpoint), *save(f"c{c}")], recipe.sweep.min_level_s)
-        for c in recipe.sweep.concurrency
-    ]
-    jobs += [
-        Job(
-            f"ctx{n}",
-            1,
-            n,
-            [*bench_argv(recipe, 1, endpoint, input_len=n, prompts=recipe.sweep.prompts_per_stream), *save(f"ctx{n}")],
-        )
-        for n in recipe.sweep.long_context
-    ]
-    open_loop = recipe.sweep.open_loop
-    if open_loop is None:
-        return jobs
-    rates = list(open_loop.rates)
-    template_rate = rates[0] if rates else 1.0
-    template = Job("probe-template", None, None, [*rate_bench_argv(recipe, template_rate, endpoint), *save("probe")])
-    jobs += [rate_job(template, rate_name(r), r, open_loop.requests_at(r)) for r in rates]
-    if capacity:
-        jobs.append(replace(template, parse_only=True))
-    return jobs
 
 
 def recipe_options(recipe: Recipe) -> list[str]:

@@ -26,7 +26,8 @@ from catalogue.benchmark import (
 from catalogue.imports.vllm_bench import PREFILL_DERIVATION
 from catalogue.slo import Slo
 from catalogue.topology import LITELLM_VERSION
-from runner.plan import Job, Plan
+from runner.jobs import Job
+from runner.plan import Plan
 
 
 def gpu_description() -> str | None:

@@ -23,8 +23,9 @@ from runner.dry_run import describe
 from runner.helper_containers import finish_snapshot
 from runner.hosts import HOSTS_FILE, Host, parse_hosts
 from runner.inspect_gate import Refused, Verdicts
+from runner.jobs import Job
 from runner.lock import refresh_lock
-from runner.plan import Job, Plan, make_plan
+from runner.plan import Plan, make_plan
 from runner.preflight import PreflightFailed, run_preflight
 from runner.record import build_run, provenance, write_run
 from runner.rerun import refuse_different, reproducing, same_setup

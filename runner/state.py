@@ -14,7 +14,8 @@ from runner import ray_cluster
 from runner import server as srv
 from runner.containers import remove_labelled
 from runner.hosts import LOCAL, Host
-from runner.plan import Job, Plan
+from runner.jobs import Job
+from runner.plan import Plan
 
 
 @dataclass

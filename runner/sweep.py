@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalogue.imports.vllm_bench import level_from_raw, rate_level_from_raw
-from runner.plan import Job, Plan
+from runner.jobs import Job
+from runner.plan import Plan
 
 if TYPE_CHECKING:
     from runner.state import Bar, Progress, Running

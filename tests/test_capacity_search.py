@@ -11,7 +11,8 @@ import yaml
 from catalogue.benchmark import LevelResult, Stats
 from catalogue.loading import load_entry
 from runner.capacity_search import search
-from runner.plan import Job, make_plan
+from runner.jobs import Job
+from runner.plan import make_plan
 from runner.state import Progress
 from tests.test_capacity import queue_model
 

@@ -1,0 +1,87 @@
+"""The benchmark client's jobs: one `vllm bench serve` per concurrency level, long-context length and open-loop
+rate, each saving its raw JSON; the capacity search's probes are made from a parse-only template."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from catalogue.launch import bench_argv, rate_bench_argv
+from catalogue.loading import Entry
+from catalogue.recipe import Recipe
+from catalogue.slo import rate_name
+
+
+@dataclass(frozen=True)
+class Job:
+    """One `vllm bench serve` run: a concurrency level, a long-context prompt length at c=1, or an open-loop rate."""
+
+    name: str
+    concurrency: int | None
+    """Streams of a closed-loop level; None for an open-loop rate."""
+    prompt_tokens: int | None
+    argv: list[str]
+    min_s: float = 0.0
+    """Shortest benchmark window; the client runs the level again with more prompts when it is shorter."""
+    rate: float | None = None
+    """Offered request rate (req/s) of an open-loop level."""
+    probe: int | None = None
+    """The capacity search's probe number."""
+    parse_only: bool = False
+    """Checked by the client before any server starts, never run: the template of the search's probes."""
+
+    def payload(self) -> dict:
+        """What the benchmark client is given (jobs.json, or a `job` line)."""
+        return {"name": self.name, "argv": self.argv, "min_s": self.min_s, "parse_only": self.parse_only}
+
+
+def rate_job(template: Job, name: str, rate: float, requests: int, probe: int | None = None) -> Job:
+    """The template's command at another rate: `--request-rate`, `--num-prompts` and the result file set."""
+    argv = list(template.argv)
+    for option, value in (
+        ("--request-rate", f"{rate:g}"),
+        ("--num-prompts", str(requests)),
+        ("--result-filename", f"{name}.json"),
+    ):
+        argv[argv.index(option) + 1] = value
+    return Job(name, None, None, argv, 0.0, rate=rate, probe=probe)
+
+
+def level_jobs(entry: Entry, recipe: Recipe, endpoint: str, raw: str, stamp: str, capacity: bool) -> list[Job]:
+    """Every concurrency level, every long-context prompt length at c=1, every open-loop rate, each saving its raw
+    JSON; with `capacity`, the parse-only template of the search's probes."""
+
+    def save(name: str) -> list[str]:
+        return [
+            "--save-result",
+            "--result-dir",
+            raw,
+            "--result-filename",
+            f"{name}.json",
+            "--metadata",
+            f"recipe={entry.id}",
+            f"run={stamp}",
+        ]
+
+    jobs = [
+        Job(f"c{c}", c, None, [*bench_argv(recipe, c, endpoint), *save(f"c{c}")], recipe.sweep.min_level_s)
+        for c in recipe.sweep.concurrency
+    ]
+    jobs += [
+        Job(
+            f"ctx{n}",
+            1,
+            n,
+            [*bench_argv(recipe, 1, endpoint, input_len=n, prompts=recipe.sweep.prompts_per_stream), *save(f"ctx{n}")],
+        )
+        for n in recipe.sweep.long_context
+    ]
+    open_loop = recipe.sweep.open_loop
+    if open_loop is None:
+        return jobs
+    rates = list(open_loop.rates)
+    template_rate = rates[0] if rates else 1.0
+    template = Job("probe-template", None, None, [*rate_bench_argv(recipe, template_rate, endpoint), *save("probe")])
+    jobs += [rate_job(template, rate_name(r), r, open_loop.requests_at(r)) for r in rates]
+    if capacity:
+        jobs.append(replace(template, parse_only=True))
+    return jobs
