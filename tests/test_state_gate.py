@@ -14,17 +14,27 @@ import yaml
 
 import catalogue.loading
 from catalogue.cli import main
+from catalogue.loading import load_entry
 from catalogue.platform import PLATFORMS_DIR, load_platform
-from tests.docker_support import free_port
+from catalogue.site.pages import render_recipe
+from tests.docker_support import free_port, labelled_containers
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = [pytest.mark.docker]
+pytestmark = [pytest.mark.docker, pytest.mark.server]
 LABEL = "catalogue.test=state-gate"
 ARGS = ["refresh", "tiny-cpu-docker", "--allow", "--cap-add IPC_LOCK"]
 
 
 def all_containers() -> list[str]:
     return sorted(subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, check=True).stdout.split())
+
+
+def shorter(path: Path) -> None:
+    """One closed-loop level only: the allowed run is about the passport, not the sweep."""
+    data = yaml.safe_load(path.read_text())
+    data["sweep"] = {k: v for k, v in data["sweep"].items() if k not in ("long_context", "open_loop", "slo")}
+    data["sweep"]["concurrency"] = [1]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def running_names() -> set[str]:
@@ -107,6 +117,21 @@ def test_another_container_holding_memory_refuses_then_allow_state_is_named(engi
         assert all_containers() == before and not (root / "tiny-cpu-docker" / "runs").exists()
         assert main(["--root", str(root), *ARGS, "--allow-state", "contaners"]) == 1  # a misspelt gate
         assert "--allow-state contaners: no such gate" in capsys.readouterr().err
+        # With the owner's --allow-state the run goes ahead, and the run and its page say what was overridden.
+        shorter(root / "tiny-cpu-docker" / "recipe.yaml")
+        port = str(free_port())
+        assert main(["--root", str(root), *ARGS, "--allow-state", "containers", "--port", port]) == 0
+        assert f"warning (--allow-state): {line}" in capsys.readouterr().err
+        entry = load_entry(root / "tiny-cpu-docker")
+        prov = entry.latest.provenance
+        assert line in prov.allowed_state
+        passport = prov.hosts[0].passport
+        held = {c.name: c.memory_mib for c in passport.before.containers}
+        assert held[hog_name] > 250 and passport.after is not None and passport.after.read_at > passport.before.read_at
+        assert passport.before.gpu == "no GPU" and passport.before.mem_available_mib > 1024
+        page = render_recipe(entry).markdown()
+        assert "measured despite a failed gate" in page and f"container {hog_name} holds" in page
+        assert labelled_containers("catalogue.recipe=tiny-cpu-docker") == []
     finally:
         subprocess.run(["docker", "rm", "-f", hog], capture_output=True)
 
