@@ -26,9 +26,11 @@ from catalogue.passport import (
 )
 from runner.hosts import Host
 from runner.plan import Plan
-from runner.preflight import docker, throwaway
+from runner.preflight import docker
 
 PROBE = Path(__file__).with_name("passport_probe.py")
+TIMEOUT_S = 60
+"""How long one host's reading may take (a container start and a few file reads take about a second)."""
 MISSING = {"", "N/A", "[N/A]", "[Not Supported]", "Not Supported", "[Unknown Error]", "[Insufficient Permissions]"}
 UNIT = re.compile(r"^(-?[\d.]+)\s*(?:%|MiB|W|MHz|C)?$")
 NAME_FIELDS = ("name", "gpu_name", "process_name")
@@ -206,10 +208,11 @@ def read_passport(plan: Plan, host: Host) -> Passport:
     when the platform has one), or in this Python for a local process."""
     argv = ["-c", PROBE.read_text(), *topology_interfaces(plan, host)]
     if plan.image is None:
-        out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120)
+        out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=TIMEOUT_S)
     else:
         gpu = ["--gpus", "all"] if plan.gpu else []
-        out = throwaway(plan, host, [*gpu, "--network", "host", "--entrypoint", "python3"], argv)
+        options = ["--rm", "--label", plan.label, *gpu, "--network", "host", "--entrypoint", "python3"]
+        out = docker(host, "run", *options, plan.image, *argv, timeout=TIMEOUT_S)
     text = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
     if out.returncode != 0 or not text.startswith("{"):
         why = (out.stderr or out.stdout).strip().splitlines()
@@ -223,5 +226,17 @@ def passport_hosts(plan: Plan) -> list[Host]:
 
 
 def read_all(plan: Plan) -> dict[str, Passport]:
-    """Every server host's passport by host name."""
+    """Every server host's passport by host name; PassportUnread names the first host that could not be read."""
     return {host.name: read_passport(plan, host) for host in passport_hosts(plan)}
+
+
+def read_each(plan: Plan) -> tuple[dict[str, Passport], list[str]]:
+    """Every server host's passport that could be read, and one line for each that could not."""
+    found: dict[str, Passport] = {}
+    failed: list[str] = []
+    for host in passport_hosts(plan):
+        try:
+            found[host.name] = read_passport(plan, host)
+        except (PassportUnread, OSError, subprocess.SubprocessError) as exc:
+            failed.append(str(exc))
+    return found, failed

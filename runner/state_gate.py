@@ -5,14 +5,13 @@ thresholds. A failed gate refuses in one line naming the host, the value and the
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from dataclasses import dataclass, field
 
 from catalogue.benchmark import HostFacts
 from catalogue.loading import Entry
 from catalogue.passport import GATE_NAMES, Gates, HostPassport, Passport, gate_failures
-from runner.passport import PassportUnread, read_all
+from runner.passport import PassportUnread, read_all, read_each
 from runner.plan import Plan
 from runner.state import Progress
 
@@ -82,7 +81,6 @@ def read_after(plan: Plan, progress: Progress) -> None:
     """Every host's passport once the servers stopped; a host that cannot be read is a note, not a failure."""
     if not progress.passports_before:
         return
-    try:
-        progress.passports_after = read_all(plan)
-    except (PassportUnread, OSError, subprocess.SubprocessError) as exc:
-        progress.note("passport after", f"passport after the sweep not read: {exc}")
+    progress.passports_after, failed = read_each(plan)
+    for line in failed:
+        progress.note(f"passport after: {line.split(':', 1)[0]}", f"passport after: {line}")

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from catalogue.passport import NO_GPU, SPEED_NOT_REPORTED
 from runner.passport import (
@@ -108,3 +111,20 @@ def test_this_machines_probe_is_real_and_says_no_gpu():
     assert by_name["lo"].mtu == int(Path("/sys/class/net/lo/mtu").read_text())
     assert not by_name["nosuch0"].present
     assert passport.kernel == subprocess.run(["uname", "-r"], capture_output=True, text=True).stdout.strip()
+
+
+def test_a_host_that_cannot_be_read_is_one_line_not_a_crash():
+    """After the sweep a host may be gone: its passport is a line for the run's notes, the others still read."""
+    from catalogue.loading import load_entry
+    from runner.hosts import Host
+    from runner.passport import read_each
+    from runner.plan import make_plan
+    from tests.docker_support import free_port
+
+    if shutil.which("docker") is None:
+        pytest.skip("needs the docker CLI (not an engine)")
+    entry = load_entry(Path(__file__).resolve().parents[1] / "examples" / "tiny-cpu-docker")
+    gone = Host("gone", f"ssh://root@127.0.0.1:{free_port()}", "127.0.0.1")
+    found, failed = read_each(make_plan(entry, hosts=[gone]))
+    assert found == {} and len(failed) == 1
+    assert failed[0].startswith("host gone: the passport probe failed: ") and "\n" not in failed[0]
