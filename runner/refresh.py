@@ -226,11 +226,11 @@ def execute(
         except BaseException as exc:
             unclean = [f"stopping failed ({type(exc).__name__}: {exc})"]
         measured = code == 0
+        read_after(plan, progress)
         for line in unclean:
             print(f"left unclean: {line}", file=sys.stderr)
             progress.note(f"left unclean: {line.split(' (', 1)[0]}", f"left unclean: {line}")
         code = code or (1 if unclean else 0)
-        read_after(plan, progress)
         if (plan.raw_dir / "flags.json").exists():
             progress.snapshot = f"{plan.stamp}/flags.json"
         if progress.done:

@@ -57,7 +57,7 @@ def gate_state(plan: Plan, entry: Entry, progress: Progress, allow_state: list[s
     wrong = unknown_gates(allow_state)
     if wrong:
         print(
-            f"--allow-state {wrong[0]}: no such gate (gates: memory, containers, gpu-processes, link, throttle)",
+            f"--allow-state {wrong[0]}: no such gate (gates: {', '.join(GATE_NAMES)})",
             file=sys.stderr,
         )
         return False
