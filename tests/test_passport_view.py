@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOW = dt.datetime(2026, 11, 24, tzinfo=dt.UTC)
 
 
-def with_passport(passport: HostPassport, allowed: list[str]):
+def with_passport(passport: HostPassport | None, allowed: list[str]):
     """The committed docker example, its newest run carrying `passport` and `allowed`."""
     entry = load_entry(REPO / "examples" / "tiny-cpu-docker")
     run = entry.latest
@@ -60,6 +60,14 @@ def test_the_box_escapes_everything_and_says_what_throttled():
 
 
 def test_a_run_without_a_passport_has_no_box():
-    entry = load_entry(REPO / "examples" / "tiny-cpu-cluster")
+    entry = with_passport(None, [])  # runs measured before the passport existed
     assert where_it_ran(entry.latest) == ([], [])
     assert "rc-passport" not in render_recipe(entry).markdown()
+
+
+def test_the_committed_cluster_run_says_its_loopback_link_reports_no_speed():
+    entry = load_entry(REPO / "examples" / "tiny-cpu-cluster")
+    [box], allowed = where_it_ran(entry.latest)
+    rows = {label: (before, after) for label, before, after in box.rows}
+    assert allowed == [] and rows["Links"][0].startswith("lo: speed not reported, MTU 65536")
+    assert rows["GPU"] == ("no GPU", "no GPU")
