@@ -8,7 +8,6 @@ Every value is what the host reported; a value the host does not report stays nu
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
 
 from pydantic import Field
 
@@ -130,8 +129,6 @@ class Gates(Strict):
         default_factory=list, description="Throttle reasons (THROTTLE_BITS names) that invalidate a measurement."
     )
 
-
-GateName = Literal["memory", "containers", "gpu-processes", "link", "throttle"]
 
 
 def throttle_names(mask: int) -> list[str]:
