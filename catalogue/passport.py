@@ -130,7 +130,6 @@ class Gates(Strict):
     )
 
 
-
 def throttle_names(mask: int) -> list[str]:
     """The named reasons set in a clocks_throttle_reasons.active mask; an unknown bit is kept as hex."""
     names = [name for bit, name in THROTTLE_BITS.items() if mask & bit]
