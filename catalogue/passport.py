@@ -105,6 +105,10 @@ class Passport(Strict):
     driver: str | None = Field(None, description="NVIDIA driver version; null without one.")
     firmware: str | None = Field(None, description="Firmware (BIOS) version where /sys/class/dmi exposes it.")
     cpu_governor: str | None = Field(None, description="cpufreq scaling governor of cpu0; null when not exposed.")
+    load_average: list[float] | None = Field(
+        None, description="1-, 5- and 15-minute load averages (/proc/loadavg): other work sharing the CPUs."
+    )
+    cpus: int | None = Field(None, description="CPUs the reader saw (os.cpu_count), to read the load against.")
 
 
 class HostPassport(Strict):

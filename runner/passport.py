@@ -183,7 +183,18 @@ def passport_from_probe(raw: dict, containers: list[ContainerMemory] | None, now
         driver=driver,
         firmware=raw.get("firmware"),
         cpu_governor=raw.get("governor"),
+        load_average=load_average(raw.get("loadavg")),
+        cpus=raw.get("cpus"),
     )
+
+
+def load_average(text: str | None) -> list[float] | None:
+    """The three load averages at the start of /proc/loadavg ('2.57 3.08 2.60 3/249 19533')."""
+    parts = (text or "").split()[:3]
+    try:
+        return [float(p) for p in parts] if len(parts) == 3 else None
+    except ValueError:
+        return None
 
 
 class PassportUnread(Exception):

@@ -74,6 +74,8 @@ def probe(names: list[str]) -> dict[str, object]:
     return {
         "meminfo": read(Path("/proc/meminfo")) or "",
         "kernel": platform.release(),
+        "loadavg": read(Path("/proc/loadavg")),
+        "cpus": os.cpu_count(),
         "governor": read(Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")),
         "firmware": read(Path("/sys/class/dmi/id/bios_version")),
         "gpu_fields": GPU_FIELDS,

@@ -44,6 +44,8 @@ def test_the_box_escapes_everything_and_says_what_throttled():
         interfaces=[InterfaceState(name="enp1s0f1np1", present=True, speed_mbps=100, mtu=1500, operstate="up")],
         rdma=[RdmaPort(device="rocep1s0f1", port="1", state="4: ACTIVE", rate="200 Gb/sec (4X HDR)")],
         kernel="6.17.0-1008-nvidia",
+        load_average=[0.5, 0.25, 0.1],
+        cpus=20,
     )
     allowed = ["host spark1: container <b>x</b> holds 103.00 GiB ... --allow-state containers to measure anyway)"]
     entry = with_passport(HostPassport(before=spark, after=None), allowed)
@@ -55,6 +57,7 @@ def test_the_box_escapes_everything_and_says_what_throttled():
     [box], _ = where_it_ran(entry.latest)
     rows = {label: (before, after) for label, before, after in box.rows}
     assert rows["Memory"] == ("20.0 of 121.0 GiB available", "not read")
+    assert rows["Load"] == ("0.5, 0.25, 0.1 (1, 5, 15 min) on 20 CPUs", "not read")
     assert rows["GPU"][0].startswith("NVIDIA GB10 0, SM 850 MHz, memory N/A MHz, N/A °C, N/A W of N/A W")
     assert "J/token" not in page and "tokens per joule" not in page.lower()
 

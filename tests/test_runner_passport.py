@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from runner.passport import (
     csv_rows,
     gpu_processes,
     gpu_states,
+    load_average,
     meminfo_mib,
     passport_from_probe,
     size_mib,
@@ -110,6 +112,8 @@ def test_this_machines_probe_is_real_and_says_no_gpu():
     assert by_name["lo"].virtual and by_name["lo"].speed_mbps is None and by_name["lo"].speed_note == SPEED_NOT_REPORTED
     assert by_name["lo"].mtu == int(Path("/sys/class/net/lo/mtu").read_text())
     assert not by_name["nosuch0"].present
+    assert passport.cpus == os.cpu_count() and passport.load_average is not None and len(passport.load_average) == 3
+    assert load_average("2.57 3.08 2.60 3/249 19533") == [2.57, 3.08, 2.6] and load_average(None) is None
     assert passport.kernel == subprocess.run(["uname", "-r"], capture_output=True, text=True).stdout.strip()
 
 

@@ -113,8 +113,18 @@ def _system(p: Passport | None) -> str:
     )
 
 
+def _load(p: Passport | None) -> str:
+    if p is None:
+        return "not read"
+    if p.load_average is None:
+        return "not reported"
+    on = f" on {p.cpus} CPUs" if p.cpus else ""
+    return ", ".join(f"{x:g}" for x in p.load_average) + f" (1, 5, 15 min){on}"
+
+
 READINGS = [
     ("Memory", _mem),
+    ("Load", _load),
     ("Other containers", _containers),
     ("GPU", _gpu),
     ("GPU processes", _gpu_processes),
