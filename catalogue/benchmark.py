@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
+from catalogue.passport import HostPassport
 from catalogue.slo import Slo
 from catalogue.strict import Strict
 from catalogue.workload import Workload
@@ -154,6 +155,9 @@ class HostFacts(Strict):
     gpu: str | None = Field(None, description="GPU names from nvidia-smi, or 'no GPU'.")
     gpu_driver: str | None = Field(None, description="NVIDIA driver version.")
     cuda: str | None = Field(None, description="CUDA version nvidia-smi reports.")
+    passport: HostPassport | None = Field(
+        None, description="The host's state before the sweep and after it (memory, GPU clocks, links); null: not read."
+    )
 
 
 class MeasuredProvenance(Strict):
@@ -186,6 +190,10 @@ class MeasuredProvenance(Strict):
     )
     hosts: list[HostFacts] = Field(
         default_factory=list, description="Per host: engine, kernel, OS, CPU, image digest, vLLM, model revision, GPU."
+    )
+    allowed_state: list[str] = Field(
+        default_factory=list,
+        description="Gates on the host's state that failed and were overridden with --allow-state: one line each.",
     )
 
 

@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError
 
 from catalogue.docker_options import option_key, option_name, option_value, split_options
 from catalogue.errors import CatalogueError, from_validation
+from catalogue.passport import Gates
 from catalogue.strict import Strict
 from catalogue.yaml_files import parse_yaml
 
@@ -64,6 +65,7 @@ class Platform(Strict):
     hf_cache: HfCache | None = Field(None, description="The Hugging Face cache mount.")
     multi_node: MultiNode | None = Field(None, description="What a multi-node cluster adds per node.")
     sources: list[Source] = Field(default_factory=list, description="Where the values come from.")
+    gates: Gates | None = Field(None, description="Thresholds on a host's state that a sweep must meet to start.")
 
 
 @dataclass(frozen=True)

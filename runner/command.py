@@ -53,6 +53,14 @@ def add_run_arguments(ref: argparse.ArgumentParser) -> None:
         "names it, e.g. --allow '--cap-add IPC_LOCK' (repeat for each)",
     )
     ref.add_argument(
+        "--allow-state",
+        action="append",
+        default=[],
+        metavar="GATE",
+        help="measure although the host's state fails this gate of the platform profile (memory, containers, "
+        "gpu-processes, link, throttle); the run records it and its page shows it as a warning",
+    )
+    ref.add_argument(
         "--fail-on-regression",
         action="store_true",
         help="exit with code 3 when a figure regressed against the newest earlier run of the same workload",
@@ -75,6 +83,7 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         "allow_shared_host": args.allow_shared_host,
         "allow": args.allow,
         "fail_on_regression": args.fail_on_regression,
+        "allow_state": args.allow_state,
     }
 
 

@@ -30,6 +30,7 @@ from runner.preflight import PreflightFailed, run_preflight
 from runner.record import build_run, provenance, write_run
 from runner.rerun import refuse_different, reproducing, same_setup
 from runner.state import Bar, Progress, Running
+from runner.state_gate import gate_state, read_after, with_passports
 from runner.sweep import ClientFailed, Sweep
 
 
@@ -83,6 +84,12 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
         jobs=progress.probe_jobs,
         preflight=progress.preflight,
         hosts=progress.hosts,
+    )
+    prov = prov.model_copy(
+        update={
+            "hosts": with_passports(prov.hosts, progress.passports_before, progress.passports_after),
+            "allowed_state": progress.allowed_state,
+        }
     )
     closed = [progress.levels[n] for n in done if n in progress.levels]
     slo = recipe.sweep.slo
@@ -233,6 +240,7 @@ def execute(
         except BaseException as exc:
             unclean = [f"stopping failed ({type(exc).__name__}: {exc})"]
         measured = code == 0
+        read_after(plan, progress)
         for line in unclean:
             print(f"left unclean: {line}", file=sys.stderr)
             progress.note(f"left unclean: {line.split(' (', 1)[0]}", f"left unclean: {line}")
@@ -267,6 +275,7 @@ def run_refresh(
     fail_on_regression: bool = False,
     reproduce: BenchmarkRun | None = None,
     capacity: bool = False,
+    allow_state: list[str] | None = None,
 ) -> int:
     """The `refresh` command; with `reproduce`, the run's own set-up again (`catalogue reproduce --refresh`)."""
     entry = load_catalogue(roots, [recipe_id])[0]
@@ -327,6 +336,8 @@ def run_refresh(
             print(f"preflight failed, nothing started:\n{exc}", file=sys.stderr)
             return 1
         progress.preflight, progress.hosts = checked.found, checked.hosts
+        if not gate_state(plan, entry, progress, allow_state or []):
+            return 1
         progress.note("preflight", f"preflight and provenance took {time.monotonic() - started:.1f} s")
         resumed_id = (
             previous.provenance.image_id if previous and isinstance(previous.provenance, MeasuredProvenance) else None

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 from catalogue.benchmark import Capacity, HostFacts, LevelResult, RateLevel
+from catalogue.passport import Passport
 from runner import ray_cluster
 from runner import server as srv
 from runner.containers import remove_labelled
@@ -39,6 +40,12 @@ class Progress:
     """What the preflight found on each host (docker version, image, GPUs, interfaces)."""
     hosts: list[HostFacts] = field(default_factory=list)
     """Each host's provenance: engine, kernel, OS, CPU, image digest, vLLM, model revision, GPU."""
+    passports_before: dict[str, Passport] = field(default_factory=dict)
+    """Each host's state before the sweep, by host name."""
+    passports_after: dict[str, Passport] = field(default_factory=dict)
+    """Each host's state after every server stopped, by host name."""
+    allowed_state: list[str] = field(default_factory=list)
+    """Failed gates the owner overrode with --allow-state (shown on the page as warnings)."""
 
     def finished(self, name: str) -> bool:
         """Whether the job of that name has its figures."""

@@ -111,6 +111,10 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
     assert any("ran 2 times to last at least 1.5 s" in note or "ran 3 times" in note for note in run.notes)
     assert "more if a level lasts under 1.5 s" in run.workload.prompts_per_level
     assert (folder / "runs" / prov.flag_snapshot).exists()
+    # A local process's host carries its passport too, read in this Python before and after the sweep.
+    passport = prov.hosts[0].passport
+    assert passport.before.mem_available_mib > 0 and passport.after.read_at > passport.before.read_at
+    assert passport.before.gpu == "no GPU" and passport.before.kernel == os.uname().release
     page = render_recipe(entry).markdown()
     assert "Measured by the catalogue runner" in page and f"{run.levels[0].completed}" in page
     assert ours_alive(str(port)) == []

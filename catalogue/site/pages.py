@@ -19,6 +19,7 @@ from catalogue.site.compare import Group, Member, capacity_groups, compare, pare
 from catalogue.site.history import history_rows, main_metric, trend_charts
 from catalogue.site.index_page import IndexRow, render_index
 from catalogue.site.page import Page
+from catalogue.site.passport_view import where_it_ran
 from catalogue.site.prose import paragraphs
 from catalogue.site.templating import render
 from catalogue.site.urls import COMPARE_INDEX, METHODOLOGY, link, recipe_path
@@ -194,6 +195,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         provenance=view.provenance_line,
         methodology_url=link(path, METHODOLOGY),
         flag_text=lambda name: " ".join(flag_words(name, recipe.serving.flags[name])),
+        where=where_it_ran,
     )
 
 
