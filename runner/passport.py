@@ -24,6 +24,7 @@ from catalogue.passport import (
     RdmaPort,
     throttle_names,
 )
+from runner.containers import RUNNER_OPTIONS
 from runner.hosts import Host
 from runner.plan import Plan
 from runner.preflight import docker
@@ -222,7 +223,8 @@ def read_passport(plan: Plan, host: Host) -> Passport:
         out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=TIMEOUT_S)
     else:
         gpu = ["--gpus", "all"] if plan.gpu else []
-        options = ["--rm", "--label", plan.label, *gpu, "--network", "host", "--entrypoint", "python3"]
+        narrow = [*RUNNER_OPTIONS, "--read-only", "--tmpfs", "/tmp"]
+        options = ["--rm", "--label", plan.label, *narrow, *gpu, "--network", "host", "--entrypoint", "python3"]
         out = docker(host, "run", *options, plan.image, *argv, timeout=TIMEOUT_S)
     text = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
     if out.returncode != 0 or not text.startswith("{"):

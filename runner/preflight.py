@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from catalogue.benchmark import HostFacts
 from catalogue.image_refs import digest_of
+from runner.containers import RUNNER_OPTIONS
 from runner.hosts import Host
 from runner.plan import Plan
 
@@ -196,9 +197,11 @@ def image_on(host: Host, image: str, result: Preflight) -> str | None:
 
 
 def throwaway(plan: Plan, host: Host, options: list[str], command: list[str]) -> subprocess.CompletedProcess[str]:
-    """A container that removes itself, labelled with the run so that cleanup finds it if it hangs."""
+    """A container that removes itself, labelled with the run so that cleanup finds it if it hangs; no privilege
+    gain, a read-only root, the runner's log driver."""
     assert plan.image is not None
-    return docker(host, "run", "--rm", "--label", plan.label, *options, plan.image, *command, timeout=120)
+    narrow = [*RUNNER_OPTIONS, "--read-only", "--tmpfs", "/tmp"]
+    return docker(host, "run", "--rm", "--label", plan.label, *narrow, *options, plan.image, *command, timeout=120)
 
 
 def check_ports(plan: Plan, result: Preflight) -> None:
