@@ -1,14 +1,19 @@
-"""Did a run get worse than the one before it? Each level and figure against the newest earlier run of the same
-workload, topology and hardware, outside that figure's noise band, with what differs between the two runs.
+"""Did a run get worse than the runs before it? Each level and figure against the median of a window of earlier
+runs of the same workload, topology and hardware (ordered by when they were measured), with what differs between
+the run and the newest of them.
 
-The band: ± 2 standard deviations of the earlier run where it measured repeats; otherwise the thresholds of
-PyTorch's benchmark regression report for vLLM (throughput below 0.8x, latency above 1.2x of the baseline),
-which a recipe may change (`sweep.regression`). The runner prints the report after a refresh; the recipe page
-marks the regressed runs in its history."""
+A figure has changed when it leaves the recipe's ratio band around that median (PyTorch's vLLM regression report:
+throughput below 0.8x, latency above 1.2x; `sweep.regression`) and, once the window holds three runs or more, also
+lies further than three scaled median absolute deviations of those runs from it: the run-to-run spread, never the
+spread of requests within one run. A slow drift whose steps each stay inside that spread is caught against the
+window's oldest run (two bands: 0.64x, 1.44x). A tail percentile is judged only from enough requests to be more
+than their maximum. The runner prints the
+report after a refresh; the recipe page marks the regressed runs in its history."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 
 from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult, MeasuredProvenance
 from catalogue.metrics import BY_NAME, Metric
@@ -19,6 +24,16 @@ CAPACITY = Metric("capacity_rps", "Capacity", "req/s", True, True, lambda _level
 
 COMPARED = ("generation_tps", "total_tps", "prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", "e2e_mean_ms")
 """The figures compared: throughputs and latencies (not the one-second peak, a single bucket)."""
+TAILS = {"ttft_p99_ms": 0.99}
+"""Tail percentiles, judged only when each run completed enough requests for the percentile to be below their
+maximum with room to spare (TAIL_REQUESTS)."""
+TAIL_REQUESTS = 100
+WINDOW = 5
+"""How many earlier comparable runs the baseline's median takes."""
+MAD_K = 3.0
+"""A change must also exceed this many scaled median absolute deviations of the window (when it has 3+ runs)."""
+MAD_SCALE = 1.4826
+"""MAD to a standard deviation for normally distributed figures."""
 
 
 @dataclass(frozen=True)
@@ -52,20 +67,32 @@ def _hardware(run: BenchmarkRun) -> tuple[object, ...]:
     return ("imported",)
 
 
-def baseline(runs: list[BenchmarkRun], run: BenchmarkRun) -> BenchmarkRun | None:
-    """The newest run before `run` with the same workload key, topology and hardware."""
+def _measured(run: BenchmarkRun) -> tuple:
+    """When a run was measured (an import: its source's date), then when it was recorded."""
+    return (run.measured_on or run.recorded_at.date(), run.recorded_at)
+
+
+def window(runs: list[BenchmarkRun], run: BenchmarkRun, size: int = WINDOW) -> list[BenchmarkRun]:
+    """Up to `size` runs measured before `run` with the same workload key, topology and hardware, oldest first."""
     if run.workload is None:
-        return None
+        return []
     earlier = [
         r
         for r in runs
-        if r.recorded_at < run.recorded_at
+        if r is not run
+        and _measured(r) < _measured(run)
         and r.workload is not None
         and r.workload.key == run.workload.key
         and _hardware(r) == _hardware(run)
         and r.levels
     ]
-    return max(earlier, key=lambda r: r.recorded_at) if earlier else None
+    return sorted(earlier, key=_measured)[-size:]
+
+
+def baseline(runs: list[BenchmarkRun], run: BenchmarkRun) -> BenchmarkRun | None:
+    """The newest run of the window: what the differences are named against."""
+    found = window(runs, run)
+    return found[-1] if found else None
 
 
 def _levels(run: BenchmarkRun) -> dict[str, LevelResult]:
@@ -74,48 +101,84 @@ def _levels(run: BenchmarkRun) -> dict[str, LevelResult]:
     return out
 
 
-def compare(before: BenchmarkRun, after: BenchmarkRun, band: RegressionBand) -> list[Change]:
-    """Every level and figure both runs have, outside its band: regressions and improvements."""
-    changes = []
-    old_levels, new_levels = _levels(before), _levels(after)
+def compare(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand) -> tuple[list[Change], list[str]]:
+    """Every level and figure outside its band against the window's median: (changes, figures not judged)."""
+    changes: list[Change] = []
+    unjudged: list[str] = []
+    new_levels = _levels(after)
+    old_levels = [_levels(run) for run in earlier]
     for name, new in new_levels.items():
-        old = old_levels.get(name)
-        if old is None:
-            continue
         for metric in (BY_NAME[m] for m in COMPARED):
-            a, b = metric.get(old), metric.get(new)
-            if a is None or b is None or not a:
+            b = metric.get(new)
+            olds = [lv[name] for lv in old_levels if name in lv and metric.get(lv[name]) is not None]
+            values = [float(metric.get(lv)) for lv in olds]  # type: ignore[arg-type]
+            if b is None or not values or not statistics.median(values):
                 continue
-            change = _outside(name, metric, float(a), float(b), metric.spread(old) if metric.spread else None, band)
+            fewest = min(lv.completed or 0 for lv in [new, *olds])
+            if metric.name in TAILS and fewest < TAIL_REQUESTS:
+                unjudged.append(f"{name} {metric.label}: from {fewest} requests (a p99 needs {TAIL_REQUESTS}+)")
+                continue
+            change = _outside(name, metric, values, float(b), band)
             if change:
                 changes.append(change)
-    old_cap, new_cap, slo = before.capacity, after.capacity, after.slo
-    same_slo = slo is not None and before.slo is not None and before.slo.key == slo.key
-    if slo is not None and same_slo and old_cap and new_cap and old_cap.rps and new_cap.rps:
-        change = _outside(f"under {slo.describe()}", CAPACITY, old_cap.rps, new_cap.rps, None, band)
-        if change:
-            changes.append(change)
-    return changes
+    changes += _capacity(earlier, after, band)
+    return changes, unjudged
 
 
-def _outside(name: str, metric: Metric, a: float, b: float, std: float | None, band: RegressionBand) -> Change | None:
-    if std:
-        if abs(b - a) <= 2 * std:
-            return None
-        worse = b < a if metric.higher_is_better else b > a
-        return Change(name, metric, a, b, worse, f"± 2σ ({2 * std:,.1f})")
-    if metric.higher_is_better:
-        low, high, shown = band.throughput_ratio, 1 / band.throughput_ratio, f"{band.throughput_ratio:g}x"
-        if b < a * low:
-            return Change(name, metric, a, b, True, shown)
-        if b > a * high:
-            return Change(name, metric, a, b, False, f"{high:.2f}x")
+def _capacity(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand) -> list[Change]:
+    slo, new_cap = after.slo, after.capacity
+    if slo is None or new_cap is None or not new_cap.rps:
+        return []
+    values = [
+        r.capacity.rps
+        for r in earlier
+        if r.slo is not None and r.slo.key == slo.key and r.capacity is not None and r.capacity.rps
+    ]
+    change = (
+        _outside(f"under {slo.describe()}", CAPACITY, [float(v) for v in values], new_cap.rps, band) if values else None
+    )
+    return [change] if change else []
+
+
+def _outside(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
+    return _against_median(name, metric, values, b, band) or _drift(name, metric, values, b, band)
+
+
+def _drift(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
+    """Worse than the window's oldest run by two bands (0.64x, 1.44x): a drift whose steps each stay in the noise."""
+    if len(values) < 3 or not values[0]:
         return None
-    high, low, shown = band.latency_ratio, 1 / band.latency_ratio, f"{band.latency_ratio:g}x"
+    first = values[0]
+    if metric.higher_is_better and b < first * band.throughput_ratio**2:
+        return Change(
+            name, metric, first, b, True, f"drift: {band.throughput_ratio**2:.2f}x of the oldest of {len(values)} runs"
+        )
+    if not metric.higher_is_better and b > first * band.latency_ratio**2:
+        return Change(
+            name, metric, first, b, True, f"drift: {band.latency_ratio**2:.2f}x of the oldest of {len(values)} runs"
+        )
+    return None
+
+
+def _against_median(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
+    a = statistics.median(values)
+    spread = MAD_SCALE * statistics.median([abs(v - a) for v in values]) if len(values) >= 3 else 0.0
+    if abs(b - a) <= MAD_K * spread:
+        return None
+    of = f" of the median of {len(values)} runs" if len(values) > 1 else ""
+    noise = f", beyond {MAD_K:g}×MAD ({MAD_K * spread:,.1f})" if spread else ""
+    if metric.higher_is_better:
+        low, high = band.throughput_ratio, 1 / band.throughput_ratio
+        if b < a * low:
+            return Change(name, metric, a, b, True, f"{low:g}x{of}{noise}")
+        if b > a * high:
+            return Change(name, metric, a, b, False, f"{high:.2f}x{of}{noise}")
+        return None
+    high, low = band.latency_ratio, 1 / band.latency_ratio
     if b > a * high:
-        return Change(name, metric, a, b, True, shown)
+        return Change(name, metric, a, b, True, f"{high:g}x{of}{noise}")
     if b < a * low:
-        return Change(name, metric, a, b, False, f"{low:.2f}x")
+        return Change(name, metric, a, b, False, f"{low:.2f}x{of}{noise}")
     return None
 
 
@@ -178,6 +241,10 @@ class Report:
     baseline: BenchmarkRun | None
     changes: list[Change]
     differences: list[str]
+    window: list[BenchmarkRun] = field(default_factory=list)
+    """The earlier comparable runs whose median is the baseline, oldest first."""
+    unjudged: list[str] = field(default_factory=list)
+    """Figures left out, and why (a tail percentile from too few requests)."""
 
     @property
     def regressions(self) -> list[Change]:
@@ -187,18 +254,30 @@ class Report:
         """The refresh's closing report."""
         if self.baseline is None:
             return f"regression check: {self.run.stamp} has no earlier run of its workload, topology and hardware"
-        head = f"regression check: {self.run.stamp} against {self.baseline.stamp}"
+        many = len(self.window) > 1
+        against = f"the median of {len(self.window)} earlier runs (newest {self.baseline.stamp})" if many else None
+        head = f"regression check: {self.run.stamp} against {against or self.baseline.stamp}"
+        notes = (
+            []
+            if len(self.window) >= 3
+            else [
+                f"  {len(self.window)} earlier run(s): the band is the recipe's ratio only "
+                "(3+ runs give the run-to-run spread)"
+            ]
+        )
+        notes += [f"  not judged: {u}" for u in self.unjudged]
         if not self.changes:
-            return f"{head}: every level within its noise band"
+            return "\n".join([f"{head}: every level within its noise band", *notes])
         lines = [f"{head}: {len(self.regressions)} regressed, {len(self.changes) - len(self.regressions)} improved"]
         lines += [f"  {c.line()}" for c in self.changes]
         lines += ["  what differs: " + ("; ".join(self.differences) or "nothing the runs record")]
-        return "\n".join(lines)
+        return "\n".join([*lines, *notes])
 
 
 def report(runs: list[BenchmarkRun], run: BenchmarkRun, band: RegressionBand) -> Report:
     """`run` against its baseline among `runs`."""
-    base = baseline(runs, run)
-    if base is None:
+    earlier = window(runs, run)
+    if not earlier:
         return Report(run, None, [], [])
-    return Report(run, base, compare(base, run, band), differences(base, run))
+    changes, unjudged = compare(earlier, run, band)
+    return Report(run, earlier[-1], changes, differences(earlier[-1], run), earlier, unjudged)

@@ -3,6 +3,7 @@ hardware, outside its noise band, with what differs between the two runs."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import shutil
 
@@ -39,7 +40,9 @@ def test_a_slower_run_is_named_level_by_level_with_what_changed(tmp_path, repo):
     assert found.differences == ["flags: +--max-num-seqs 1"]
     text = found.text()
     assert text.startswith(f"regression check: {after.stamp} against {before.stamp}: 3 regressed, 0 improved")
-    assert text.endswith("what differs: flags: +--max-num-seqs 1")
+    assert "\n  what differs: flags: +--max-num-seqs 1\n" in text
+    assert "1 earlier run(s): the band is the recipe's ratio only" in text
+    assert "not judged: c4 TTFT p99: from 8 requests (a p99 needs 100+)" in text
 
 
 def test_within_the_band_nothing_is_reported_and_the_band_is_the_recipes(tmp_path, repo):
@@ -52,15 +55,57 @@ def test_within_the_band_nothing_is_reported_and_the_band_is_the_recipes(tmp_pat
     assert [c.regressed for c in report(faster.runs, faster.runs[-1], RegressionBand()).changes] == [False] * 3
 
 
-def test_repeats_give_a_two_sigma_band(tmp_path, repo):
-    entry = slower_copy(tmp_path, repo, 0.85)
-    before = entry.runs[0]
-    noisy = before.model_copy(
-        update={"levels": [lv.model_copy(update={"generation_std": lv.generation_tps * 0.02}) for lv in before.levels]}
-    )
-    found = report([noisy, entry.runs[1]], entry.runs[1], RegressionBand())
-    assert [c.level for c in found.regressions] == ["c1", "c2", "c4"]  # 15 % down is outside 2 sigma of 2 %
-    assert "band ± 2σ" in found.regressions[0].line()
+def series(tmp_path, repo, factors: list[float], **scale_other) -> list:
+    """tiny-cpu-docker's measured run repeated on later days, generation scaled by each factor in turn."""
+    entry = slower_copy(tmp_path, repo, 1.0)
+    first = entry.runs[0]
+    runs = []
+    for day, factor in enumerate(factors, start=1):
+        levels = [
+            lv.model_copy(update={"generation_tps": lv.generation_tps * factor, **scale_other}) for lv in first.levels
+        ]
+        when = first.recorded_at + dt.timedelta(days=day)
+        runs.append(first.model_copy(update={"recorded_at": when, "levels": levels}))
+    return runs
+
+
+def test_the_spread_of_requests_within_a_run_is_not_run_to_run_noise(tmp_path, repo):
+    """A 15 % drop with a tight per-request spread: within the ratio band, so not a regression (the old 2-sigma
+    band of one run's requests called it one)."""
+    runs = series(tmp_path, repo, [1.0, 0.85], generation_std=0.1)
+    assert report(runs, runs[-1], RegressionBand()).regressions == []
+
+
+def test_a_window_of_runs_gives_the_run_to_run_spread(tmp_path, repo):
+    runs = series(tmp_path, repo, [1.00, 1.03, 0.97, 1.01, 0.92])
+    assert report(runs, runs[-1], RegressionBand()).regressions == []  # 0.92x of the median: inside 0.8x
+    tight = report(runs, runs[-1], RegressionBand(throughput_ratio=0.95))
+    assert [c.level for c in tight.regressions] == ["c1", "c2", "c4"]  # outside 0.95x and beyond 3 MAD
+    assert "0.95x of the median of 4 runs, beyond 3×MAD" in tight.regressions[0].line()
+    assert "against the median of 4 earlier runs" in tight.text()
+    noise = series(tmp_path / "n", repo, [1.00, 1.06, 0.94, 1.02, 0.95])
+    assert report(noise, noise[-1], RegressionBand(throughput_ratio=0.97)).regressions == []  # 0.94x, within 3 MAD
+
+
+def test_a_slow_drift_no_single_step_shows_is_caught(tmp_path, repo):
+    factors = [0.85**i for i in range(6)]  # five steps of 0.85x: 0.44x in all
+    runs = series(tmp_path, repo, factors)
+    flagged = [i for i, run in enumerate(runs) if report(runs, run, RegressionBand()).regressions]
+    assert flagged == [2, 3, 4, 5]  # from the third run on; the last is 0.44x of the first
+    last = report(runs, runs[-1], RegressionBand()).regressions
+    assert any("drift: 0.64x of the oldest of 5 runs" in c.line() for c in last)
+
+
+def test_a_tail_percentile_of_a_few_requests_is_not_judged(tmp_path, repo):
+    entry = slower_copy(tmp_path, repo, 1.0)
+    before, after = entry.runs
+    tail = [
+        lv.model_copy(update={"ttft_ms": lv.ttft_ms.model_copy(update={"p99": lv.ttft_ms.p99 * 1.56})})
+        for lv in after.levels
+    ]
+    repeat = after.model_copy(update={"levels": tail})
+    found = report([before, repeat], repeat, RegressionBand())
+    assert found.regressions == [] and any("TTFT p99: from 8 requests" in u for u in found.unjudged)
 
 
 def test_the_baseline_has_the_same_workload(tmp_path, repo):

@@ -340,7 +340,10 @@ def test_a_committed_run_reproduces_then_a_slower_flag_is_caught_as_a_regression
     err = capsys.readouterr().err
     slow = load_entry(folder).latest
     report = err[err.index("regression check: ") :]
-    assert report.startswith(f"regression check: {slow.stamp} against {again.stamp}: ")
+    # The baseline is the median of the committed run and its reproduction, named by the newest.
+    assert report.startswith(
+        f"regression check: {slow.stamp} against the median of 2 earlier runs (newest {again.stamp}): "
+    )
     assert "regressed: c4 Generation: " in report and "what differs: " in report
     assert "flags: +--max-num-seqs 1" in report
     page = render_recipe(load_entry(folder)).markdown()
