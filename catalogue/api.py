@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from catalogue.benchmark import BenchmarkRun
 from catalogue.flags.drift import DriftCell, accepted_by
 from catalogue.loading import Entry
+from catalogue.metrics import p99_withheld
 from catalogue.recipe import Recipe
 from catalogue.site.urls import page_url, recipe_path
 from catalogue.site.view import (
@@ -139,6 +140,11 @@ class ApiRun(BenchmarkRun):
     withheld_peaks: list[str] = Field(
         description="Levels whose one-second peak the pages do not publish, with why (peak_tps keeps the raw value)."
     )
+    unbounded_p99: list[str] = Field(
+        default_factory=list,
+        description="Levels whose TTFT p99 comes from too few requests to bound it at 95 % (order statistics), with "
+        "how many: ttft_ms.p99 keeps the raw value, which is then their largest values, not a percentile.",
+    )
 
 
 class RecipeDocument(Strict):
@@ -221,6 +227,7 @@ def api_run(run: BenchmarkRun) -> ApiRun:
             "id": run.stamp,
             "workload_description": run.workload.describe() if run.workload else None,
             "withheld_peaks": withheld_peaks(run),
+            "unbounded_p99": withheld_peaks(run, p99_withheld),
         }
     )
 

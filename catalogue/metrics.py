@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalogue.benchmark import LevelResult
+from catalogue.order_stats import fewest_samples
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,19 @@ def published_peak(level: LevelResult) -> float | None:
     return None if peak_withheld(level) else level.peak_tps
 
 
+def p99_withheld(level: LevelResult) -> str | None:
+    """Why a level's p99 is not published (too few requests to bound it at 95 %), or None when it is."""
+    n, needed = level.completed, fewest_samples(0.99)
+    if level.ttft_ms is None or level.ttft_ms.p99 is None or n is None or n >= needed:
+        return None
+    return f"a p99 of {n} requests is their largest values, not a bounded percentile (95 %: {needed}+ requests)"
+
+
+def published_p99(level: LevelResult) -> float | None:
+    """The TTFT p99, unless too few requests bound it (the run file keeps it either way)."""
+    return None if p99_withheld(level) or level.ttft_ms is None else level.ttft_ms.p99
+
+
 def _stat(name: str, field: str) -> Callable[[LevelResult], float | None]:
     def read(level: LevelResult) -> float | None:
         stats = getattr(level, name)
@@ -71,7 +85,7 @@ METRICS: list[Metric] = [
     ),
     Metric("total_tps", "Total", "tok/s", True, True, lambda lv: lv.total_tps),
     Metric("ttft_mean_ms", "TTFT mean", "ms", False, False, _stat("ttft_ms", "mean"), _stat("ttft_ms", "std")),
-    Metric("ttft_p99_ms", "TTFT p99", "ms", False, False, _stat("ttft_ms", "p99")),
+    Metric("ttft_p99_ms", "TTFT p99", "ms", False, False, published_p99),
     Metric("itl_mean_ms", "ITL mean", "ms", False, False, _stat("itl_ms", "mean"), _stat("itl_ms", "std")),
     Metric("e2e_mean_ms", "E2E mean", "ms", False, False, _stat("e2e_ms", "mean"), _stat("e2e_ms", "std")),
     Metric("completed", "Completed", "", True, False, lambda lv: lv.completed),

@@ -16,7 +16,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult, MeasuredProvenance
-from catalogue.metrics import BY_NAME, Metric
+from catalogue.metrics import BY_NAME, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
 
 CAPACITY = Metric("capacity_rps", "Capacity", "req/s", True, True, lambda _level: None)
@@ -24,10 +24,6 @@ CAPACITY = Metric("capacity_rps", "Capacity", "req/s", True, True, lambda _level
 
 COMPARED = ("generation_tps", "total_tps", "prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", "e2e_mean_ms")
 """The figures compared: throughputs and latencies (not the one-second peak, a single bucket)."""
-TAILS = {"ttft_p99_ms": 0.99}
-"""Tail percentiles, judged only when each run completed enough requests for the percentile to be below their
-maximum with room to spare (TAIL_REQUESTS)."""
-TAIL_REQUESTS = 100
 WINDOW = 5
 """How many earlier comparable runs the baseline's median takes."""
 MAD_K = 3.0
@@ -109,14 +105,13 @@ def compare(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBa
     old_levels = [_levels(run) for run in earlier]
     for name, new in new_levels.items():
         for metric in (BY_NAME[m] for m in COMPARED):
+            if metric.name == "ttft_p99_ms" and (why := p99_withheld(new)):
+                unjudged.append(f"{name} {metric.label}: {why}")
+                continue
             b = metric.get(new)
             olds = [lv[name] for lv in old_levels if name in lv and metric.get(lv[name]) is not None]
             values = [float(metric.get(lv)) for lv in olds]  # type: ignore[arg-type]
             if b is None or not values or not statistics.median(values):
-                continue
-            fewest = min(lv.completed or 0 for lv in [new, *olds])
-            if metric.name in TAILS and fewest < TAIL_REQUESTS:
-                unjudged.append(f"{name} {metric.label}: from {fewest} requests (a p99 needs {TAIL_REQUESTS}+)")
                 continue
             change = _outside(name, metric, values, float(b), band)
             if change:

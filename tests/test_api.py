@@ -201,3 +201,13 @@ def test_the_api_carries_rate_levels_and_capacity(capacity_entry):
     assert len(doc_run["rates"]) == len(run.rates) and doc_run["capacity"]["rps"] == run.capacity.rps
     assert [r["probe"] for r in doc_run["rates"]] == [lv.probe for lv in run.rates]
     assert document["capacity"] == capacity
+
+
+def test_a_p99_from_too_few_requests_is_marked_unbounded_in_the_api():
+    from catalogue.api import api_run
+    from catalogue.loading import load_entry
+
+    run = load_entry(REPO / "examples" / "tiny-cpu-docker").latest
+    document = api_run(run)
+    assert document.unbounded_p99 and all("368+ requests" in line for line in document.unbounded_p99)
+    assert document.levels[0].ttft_ms.p99 is not None  # the raw figure is kept, marked

@@ -42,7 +42,7 @@ def test_a_slower_run_is_named_level_by_level_with_what_changed(tmp_path, repo):
     assert text.startswith(f"regression check: {after.stamp} against {before.stamp}: 3 regressed, 0 improved")
     assert "\n  what differs: flags: +--max-num-seqs 1\n" in text
     assert "1 earlier run(s): the band is the recipe's ratio only" in text
-    assert "not judged: c4 TTFT p99: from 8 requests (a p99 needs 100+)" in text
+    assert "not judged: c4 TTFT p99: a p99 of 8 requests is their largest values" in text
 
 
 def test_within_the_band_nothing_is_reported_and_the_band_is_the_recipes(tmp_path, repo):
@@ -105,7 +105,7 @@ def test_a_tail_percentile_of_a_few_requests_is_not_judged(tmp_path, repo):
     ]
     repeat = after.model_copy(update={"levels": tail})
     found = report([before, repeat], repeat, RegressionBand())
-    assert found.regressions == [] and any("TTFT p99: from 8 requests" in u for u in found.unjudged)
+    assert found.regressions == [] and any("TTFT p99: a p99 of 8 requests" in u for u in found.unjudged)
 
 
 def test_the_baseline_has_the_same_workload(tmp_path, repo):

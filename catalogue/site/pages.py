@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -11,7 +11,7 @@ from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
 from catalogue.loading import Entry
-from catalogue.metrics import BY_NAME, METRICS, Metric
+from catalogue.metrics import BY_NAME, METRICS, Metric, p99_withheld
 from catalogue.site import openloop, view
 from catalogue.site.asks import machine_asks
 from catalogue.site.charts import Series, line_chart, pareto_chart
@@ -133,6 +133,8 @@ class WorkloadSection:
     """How many older runs of this workload the history keeps."""
     open_loop: openloop.OpenLoop | None = None
     """The run's open-loop rate levels: capacity headline, rate table, latency–load charts."""
+    withheld_p99: list[str] = field(default_factory=list)
+    """Levels whose TTFT p99 is not published: too few requests to bound it."""
 
 
 def workload_sections(entry: Entry, headline: tuple | None = None) -> list[WorkloadSection]:
@@ -149,6 +151,7 @@ def workload_sections(entry: Entry, headline: tuple | None = None) -> list[Workl
             view.withheld_peaks(g.run),
             len(g.runs) - 1,
             openloop.open_loop(g.run, entry.recipe.title + (f" ({g.describe})" if many else "")),
+            view.withheld_peaks(g.run, p99_withheld),
         )
         for i, g in enumerate(groups, 1)
     ]

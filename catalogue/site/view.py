@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import yaml
@@ -214,11 +215,12 @@ def memory_per_node(recipe: Recipe) -> float | None:
     return float(value) * recipe.hardware.memory_gb
 
 
-def withheld_peaks(run: BenchmarkRun) -> list[str]:
-    """'at c=1, 2: <why>' for the levels whose one-second peak is not published, one line per reason."""
+def withheld_peaks(run: BenchmarkRun, why_not: Callable[[LevelResult], str | None] = peak_withheld) -> list[str]:
+    """'at c=1, 2: <why>' for the levels whose figure (the one-second peak; with `why_not`, another) is not
+    published, one line per reason."""
     reasons: dict[str, list[str]] = {}
     for lv in run.levels:
-        if why := peak_withheld(lv):
+        if why := why_not(lv):
             reasons.setdefault(why, []).append(str(lv.concurrency))
     return [f"at c={', '.join(cs)}: {why}" for why, cs in reasons.items()]
 
