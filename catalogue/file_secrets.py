@@ -14,6 +14,10 @@ from catalogue.errors import CatalogueError, field_path
 from catalogue.secret_scan import Secret, is_secret_name, keyword_hits, plugin_hits, redact, scan_text, scan_texts
 
 HOW = "the catalogue never keeps a credential: remove it from the file"
+MODEL_TEXT_KEYS = frozenset({"prompt", "prompts", "output", "outputs", "generated_text", "generated_texts"})
+"""Fields that hold what a benchmark sent to the model or what the model wrote (GuideLLM's per-request `prompt` and
+`output`, vLLM's `--save-detailed` `generated_texts`): prose, searched for credential formats (an `hf_` token, a
+cloud key), not for `name: value` pairs, which a random-weight model writes by chance."""
 
 
 def json_strings(data: Any, loc: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -38,7 +42,8 @@ def json_secrets(data: Any) -> list[tuple[tuple[str | int, ...], Secret]]:
     """Each credential in the strings of parsed JSON (the first found in a string), once, with the location of
     the first string that holds it."""
     strings = list(json_strings(data))
-    found = scan_texts(text for _, text in strings)
+    generated = (any(part in MODEL_TEXT_KEYS for part in loc if isinstance(part, str)) for loc, _ in strings)
+    found = scan_texts((text for _, text in strings), generated=generated)
     out: list[tuple[tuple[str | int, ...], Secret]] = []
     for (loc, _), hits in zip(strings, found):
         if hits and all(hits[0].value != seen.value for _, seen in out):

@@ -27,6 +27,9 @@ KEYWORD_LINE = re.compile(
     r"--api-key[=\s,]\s*['\"]?(?P<flag>[^\s'\",\]}#]+)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>[^[\s'\",\]}#]+)"
 )
+NAME_BASED_KINDS = frozenset({"Secret Keyword"})
+"""Detectors that judge a value by the word before it (`password = ...`), not by its form: prose-shaped, so they
+misfire on the random text a test model writes (`... token: lit ...`)."""
 TOKEN_CHARS = re.compile(r"[^\s'\",\[\]{}=:]+")
 
 
@@ -116,18 +119,25 @@ def scan_text(text: str, filename: str = "recipe.yaml") -> list[Secret]:
         return _scan_lines(text, filename)
 
 
-def scan_texts(texts: Iterable[str], filename: str = "run.json") -> list[list[Secret]]:
-    """`scan_text` of each text, under one detector set-up (fast for the many short strings of a JSON file)."""
+def scan_texts(
+    texts: Iterable[str], filename: str = "run.json", generated: Iterable[bool] | None = None
+) -> list[list[Secret]]:
+    """`scan_text` of each text, under one detector set-up (fast for the many short strings of a JSON file).
+    A text flagged in `generated` is a model's prompt or output: only credential formats are looked for there."""
+    flags = iter(generated) if generated is not None else None
     with default_settings():
-        return [_scan_lines(text, filename) for text in texts]
+        return [_scan_lines(text, filename, formats_only=bool(flags and next(flags))) for text in texts]
 
 
-def _scan_lines(text: str, filename: str) -> list[Secret]:
+def _scan_lines(text: str, filename: str, formats_only: bool = False) -> list[Secret]:
     found: list[Secret] = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("#") and "yaml-language-server" in line:
             continue
-        hits = keyword_hits(line, number) or _plugin_hits(line, number, filename)
+        if formats_only:
+            hits = [hit for hit in _plugin_hits(line, number, filename) if hit.kind not in NAME_BASED_KINDS]
+        else:
+            hits = keyword_hits(line, number) or _plugin_hits(line, number, filename)
         if hits:
             found.append(hits[0])
     return found

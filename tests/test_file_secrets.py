@@ -60,6 +60,21 @@ def test_an_escaped_credential_is_found_too():
     assert error.field == "notes[0]" and HF not in str(error)
 
 
+def test_model_text_is_searched_for_credential_formats_not_for_name_value_pairs():
+    """A random-weight model writes `token: lit` by chance (GuideLLM keeps every output): that is no credential;
+    a credential's own format in model text still is one. Outside model text, `token: value` still counts."""
+    chance = "ermanent token: lit_cap secret = 'abc' password: hunter2"
+    report = {"benchmarks": [{"requests": {"successful": [{"prompt": "p", "output": chance}]}}]}
+    assert json_secret_errors("benchmarks.json", json.dumps(report), report) == []
+    detailed = {"generated_texts": ["fine", chance]}
+    assert json_secret_errors("c4.json", json.dumps(detailed), detailed) == []
+    leaked = {"benchmarks": [{"requests": {"successful": [{"output": f"here is {HF} for you"}]}}]}
+    (error,) = json_secret_errors("benchmarks.json", json.dumps(leaked), leaked)
+    assert error.field == "benchmarks[0].requests.successful[0].output" and HF not in str(error)
+    elsewhere = {"notes": ["token: lit_cap"]}
+    assert len(json_secret_errors("run.json", json.dumps(elsewhere), elsewhere)) == 1
+
+
 def test_json_lines_records_are_read_as_json(tmp_path):
     path = tmp_path / "events.jsonl"
     path.write_text('{"event": "start"}\n{"event": "env", "value": "\\u0068' + HF[1:] + '"}\nnot json\n')
