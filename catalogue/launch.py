@@ -68,6 +68,7 @@ def sweep_workload(recipe: Recipe, tool_version: str | None = None) -> Workload:
         prompts_per_level=f"max({sweep.prompts_per_level}, {sweep.prompts_per_stream} × concurrency)"
         + (f", more if a level lasts under {sweep.min_level_s:g} s" if sweep.min_level_s else ""),
         repetitions=1,
+        seeds="per level",
     )
 
 

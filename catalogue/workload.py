@@ -32,6 +32,11 @@ class Workload(Strict):
     repetitions: PositiveInt | None = Field(
         None, description="Times each level ran (figures are means over them); null: not stated."
     )
+    seeds: str | None = Field(
+        None,
+        description="How the prompts were seeded: 'per level' (a distinct --seed each level and probe, so no level "
+        "replays another's prompts into the prefix cache), or null: not stated.",
+    )
 
     KEY_FIELDS: ClassVar[tuple[str, ...]] = (
         "tool",
@@ -41,6 +46,7 @@ class Workload(Strict):
         "context_depth",
         "prompts_per_level",
         "repetitions",
+        "seeds",
     )
 
     @property
@@ -72,6 +78,8 @@ class Workload(Strict):
             parts.append(f"{self.prompts_per_level} requests per level")
         if self.repetitions and self.repetitions > 1:
             parts.append(f"{self.repetitions} repetitions per level")
+        if self.seeds:
+            parts.append(f"a new seed {self.seeds}")
         return " · ".join(parts)
 
     def differences(self, other: Workload) -> list[str]:

@@ -10,6 +10,11 @@ from catalogue.loading import Entry
 from catalogue.recipe import Recipe
 from catalogue.slo import rate_name
 
+LEVEL_SEED = 1
+"""The first level's `--seed`; each next job of the plan takes the next one."""
+PROBE_SEED = 10_000
+"""A capacity probe's `--seed`: this plus its number."""
+
 
 @dataclass(frozen=True)
 class Job:
@@ -37,11 +42,14 @@ class Job:
 def rate_job(template: Job, name: str, rate: float, requests: int, probe: int | None = None) -> Job:
     """The template's command at another rate: `--request-rate`, `--num-prompts` and the result file set."""
     argv = list(template.argv)
-    for option, value in (
+    settings = [
         ("--request-rate", f"{rate:g}"),
         ("--num-prompts", str(requests)),
         ("--result-filename", f"{name}.json"),
-    ):
+    ]
+    if probe is not None and "--seed" in argv:
+        settings.append(("--seed", str(PROBE_SEED + probe)))
+    for option, value in settings:
         argv[argv.index(option) + 1] = value
     return Job(name, None, None, argv, 0.0, rate=rate, probe=probe)
 
@@ -84,4 +92,10 @@ def level_jobs(entry: Entry, recipe: Recipe, endpoint: str, raw: str, stamp: str
     jobs += [rate_job(template, rate_name(r), r, open_loop.requests_at(r)) for r in rates]
     if capacity:
         jobs.append(replace(template, parse_only=True))
-    return jobs
+    return seeded(jobs)
+
+
+def seeded(jobs: list[Job]) -> list[Job]:
+    """A distinct `--seed` for each job, in plan order (the same on a resume): no level replays another's prompts,
+    which the prefix cache of a recipe would otherwise serve from memory."""
+    return [replace(job, argv=[*job.argv, "--seed", str(LEVEL_SEED + i)]) for i, job in enumerate(jobs)]

@@ -86,7 +86,8 @@ def test_probes_go_through_the_template_until_the_bracket_closes(tmp_path):
     assert first.argv[first.argv.index("--num-prompts") + 1] == "96"  # 3.2 req/s x 30 s
     template = plan.probe_template
     assert template is not None and template.parse_only
-    assert [w for w in first.argv if w not in template.argv] == ["96", "3.2", "probe1.json"]  # all else the same
+    # all else the same, but the probe's own seed (no probe replays a level's prompts)
+    assert [w for w in first.argv if w not in template.argv] == ["96", "3.2", "probe1.json", "10001"]
     assert any(note.startswith("capacity search: ") for note in progress.notes)
 
 

@@ -142,3 +142,16 @@ def test_an_unknown_platform_is_one_line_naming_the_field(tmp_path):
         f"{folder / 'recipe.yaml'}:{line}: hardware.platform: unknown platform 'tpu-v9': no platforms/tpu-v9.yaml "
         "(known: cpu, dgx-spark)"
     )
+
+
+def test_every_level_sends_its_own_prompts_and_a_resume_sends_the_same():
+    """A distinct --seed per level (the prefix cache would otherwise serve each later level the prompts of the
+    first), the same seeds when the plan is made again (a resume), and recorded in the workload."""
+    tiny = entry("tiny-cpu-capacity")
+    plan = make_plan(tiny, capacity=True, stamp="20261123T100000Z")
+    seeds = [job.argv[job.argv.index("--seed") + 1] for job in plan.jobs]
+    assert len(plan.jobs) >= 3 and len(set(seeds)) == len(seeds)
+    again = make_plan(tiny, capacity=True, stamp="20261123T100000Z")
+    assert [job.argv for job in again.jobs] == [job.argv for job in plan.jobs]
+    assert all(job.argv.count("--seed") == 1 for job in plan.jobs)
+    assert sweep_workload(tiny.recipe).seeds == "per level"
