@@ -80,7 +80,33 @@ class RateLevel(Figures):
         description="How requests arrive at the offered rate: 'poisson' (burstiness 1), 'gamma' (another burstiness), "
         "'constant' (evenly spaced, as GuideLLM's and AIPerf's constant profiles send); null: not stated.",
     )
-    achieved_rps: NonNegativeFloat | None = Field(None, description="Requests completed per second of the window.")
+    achieved_rps: NonNegativeFloat | None = Field(
+        None, description="Requests completed per second of the tool's window (vLLM's: first send to last completion)."
+    )
+    sent_rps: PositiveFloat | None = Field(
+        None,
+        description="Requests sent per second in the steady middle of the level (per-request times); null: not known.",
+    )
+    kept_up_rps: NonNegativeFloat | None = Field(
+        None,
+        description="Requests completed per second over the same middle ranks: below the send rate, the server fell "
+        "behind (what saturation is judged on); null: not known.",
+    )
+    exceed: dict[Literal["ttft", "tpot", "e2el"], NonNegativeInt] | None = Field(
+        None,
+        description="Successful requests above each SLO limit (by vLLM --goodput key), from per-request samples: what "
+        "the early-stopping rule decides a probe on; null: no samples.",
+    )
+    judged: NonNegativeInt | None = Field(
+        None,
+        description="Successful requests the early-stopping rule judged (those sent after the first tenth, the "
+        "warm-up); null: no samples.",
+    )
+    independent: dict[Literal["ttft", "tpot", "e2el"], Annotated[float, Field(ge=0, le=1)]] | None = Field(
+        None,
+        description="Independent samples per request of each limit's latency (1 ÷ its autocorrelation time in send "
+        "order): queued requests wait alike, so the rule counts requests × this; null: no samples.",
+    )
     goodput_rps: NonNegativeFloat | None = Field(
         None, description="Completed requests per second that met every SLO limit (vLLM's request_goodput)."
     )
@@ -107,6 +133,13 @@ class Capacity(Strict):
     search_s: NonNegativeFloat | None = Field(None, description="Wall time of the search, seconds.")
     concurrent_requests: NonNegativeFloat | None = Field(
         None, description="Requests in flight at capacity by Little's law: rate × mean end-to-end latency."
+    )
+    confidence: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="Confidence at which each probe was decided to meet or miss (early stopping on per-request "
+        "samples); null: probes judged on their percentiles alone.",
     )
 
 

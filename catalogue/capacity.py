@@ -13,11 +13,24 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from catalogue.benchmark import Capacity, Figures, LevelResult, RateLevel, Stats
-from catalogue.slo import LIMIT_LABELS, STATS_FIELD, Slo
+from catalogue.benchmark import Capacity, LevelResult, RateLevel
+from catalogue.capacity_verdict import CONFIDENCE, Verdict, judge, judge_pooled, latency_margin
+from catalogue.request_samples import fewest_to_meet
+from catalogue.slo import OpenLoop, Slo
 
-SATURATED = 0.9
-"""A level whose achieved rate is below this share of the offered rate saturated the server."""
+__all__ = [
+    "CONFIDENCE",
+    "Point",
+    "Step",
+    "Verdict",
+    "bracket",
+    "judge",
+    "judge_pooled",
+    "next_step",
+    "probe_requests",
+    "result",
+    "start",
+]
 
 SATURATED_STEP = 0.75
 """Below a saturated rate, the next probe is this share of what the server kept up with."""
@@ -30,24 +43,24 @@ LOWEST_SHARE = 1 / 100
 """The search goes no lower than this share of its first guess before it says even the lowest rate misses."""
 
 FLAT = 1.25
-"""The two lowest missing rates (at least 2x apart by construction) whose worst latency ratios are this close: a
-lighter load no longer helps, so the limit is below the latency of a lightly loaded server."""
+"""The two lowest missing rates (at least FLAT_SPAN apart) whose worst latency ratios are this close: a lighter load
+no longer helps, so the limit is below the latency of a lightly loaded server."""
 
+FLAT_SPAN = 2.0
+"""How far apart (rate ratio) the two lowest misses must be before their likeness says 'flat'."""
 
-@dataclass(frozen=True)
-class Verdict:
-    """One level against the objective."""
+MAX_TRIES = 3
+"""Probes at one rate before a verdict still undecided counts as a miss (not shown to meet the SLO)."""
 
-    meets: bool
-    why: str
-    """'meets', or what missed: 'p95 TTFT 2,310 ms > 2,000 ms', 'saturated: …', '3 requests failed'."""
-    margin: float | None = None
-    """Worst percentile ÷ its limit (≤ 1 meets); None when a latency is missing."""
-    outright: bool = False
-    """Nothing completed: the rate failed outright."""
-    saturated: bool = False
-    achieved: float | None = None
-    """The rate the server kept up with, when it saturated."""
+MISS_TRIES = 2
+"""Probes at a missing rate that lies below a passing one (an isolated miss: noise, or a real dip) before the
+search believes it."""
+
+WINDOW_E2E = 30
+"""A probe's window is at least this many end-to-end latencies. Near capacity a queue's waits stay alike for far
+longer than one request: on the queue model of tests/test_capacity_queue.py (20 s requests) 10 latencies let a
+probe decide wrongly in half the searches; 30 (600 s there, MLPerf's minimum run) kept the truth inside the
+published interval in 17 of 20."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,8 @@ class Point:
     rate: float
     verdict: Verdict
     probe: bool = True
+    tries: int = 1
+    """Levels measured at this rate (their requests pooled into the verdict)."""
 
 
 @dataclass(frozen=True)
@@ -65,48 +80,6 @@ class Step:
 
     rate: float | None
     stopped: str | None = None
-
-
-def percentile(stats: Stats | None, pct: int) -> float | None:
-    """The `pct` percentile of a latency distribution, when recorded (p50 falls back to the median field)."""
-    if stats is None:
-        return None
-    return getattr(stats, f"p{pct}")
-
-
-def latency_margin(level: Figures, slo: Slo) -> tuple[float | None, str]:
-    """(worst percentile ÷ limit, the worst limit in words)."""
-    worst, words = None, ""
-    for key, limit in slo.limits.items():
-        value = percentile(getattr(level, STATS_FIELD[key]), slo.percentile)
-        if value is None:
-            return None, f"p{slo.percentile} {LIMIT_LABELS[key]} not recorded"
-        ratio = value / limit
-        if worst is None or ratio > worst:
-            sign = "≤" if ratio <= 1 else ">"
-            label = f"p{slo.percentile} {LIMIT_LABELS[key]}"
-            worst, words = ratio, f"{label} {_ms(value)} ms {sign} {_ms(limit)} ms"
-    return worst, words
-
-
-def judge(level: RateLevel, slo: Slo) -> Verdict:
-    """Whether an open-loop level met the objective: no failed request, not saturated, every percentile in limit."""
-    if not level.completed:
-        return Verdict(False, "no request completed", outright=True)
-    margin, words = latency_margin(level, slo)
-    if level.failed:
-        return Verdict(False, f"{level.failed} of {level.failed + level.completed} requests failed", margin)
-    if level.offered_rps and level.achieved_rps is not None and level.achieved_rps < SATURATED * level.offered_rps:
-        return Verdict(
-            False,
-            f"saturated: achieved {level.achieved_rps:.3g} of {level.offered_rps:.3g} req/s offered",
-            margin,
-            saturated=True,
-            achieved=level.achieved_rps,
-        )
-    if margin is None:
-        return Verdict(False, words)
-    return Verdict(margin <= 1, "meets" if margin <= 1 else words, margin)
 
 
 def start(levels: Sequence[LevelResult], slo: Slo) -> tuple[float, float | None]:
@@ -121,8 +94,8 @@ def start(levels: Sequence[LevelResult], slo: Slo) -> tuple[float, float | None]
 
 
 def bracket(points: Sequence[Point]) -> tuple[Point | None, Point | None]:
-    """(highest rate that met, lowest rate above it that missed)."""
-    missed = [p for p in points if not p.verdict.meets]
+    """(highest rate that met, lowest rate above it that missed); a rate still undecided is neither."""
+    missed = [p for p in points if not p.verdict.meets and not p.verdict.undecided]
     hi = min(missed, key=lambda p: p.rate, default=None)
     met = [p for p in points if p.verdict.meets and (hi is None or p.rate < hi.rate)]
     return max(met, key=lambda p: p.rate, default=None), hi
@@ -133,13 +106,24 @@ def next_step(points: Sequence[Point], first: float, ceiling: float | None, tole
     outright = [p for p in points if p.verdict.outright]
     if outright:
         return Step(None, f"{outright[0].rate:g} req/s failed outright ({outright[0].verdict.why})")
+    again = retry(points)
+    if again is not None:
+        return Step(again)
     lo, hi = bracket(points)
+    stuck = sorted(p.rate for p in points if p.verdict.undecided)  # retry() is done with them
     if lo is None and hi is None:
+        if stuck:  # find a rate that decidedly meets below them
+            return _down(stuck[0] * SATURATED_STEP, first, stuck[0])
         return Step(_round(first))
     if lo is not None and hi is not None:
         ratio = hi.rate / lo.rate
         if ratio <= (1 + tolerance) * 1.001:
             return Step(None)
+        inside = [rate for rate in stuck if lo.rate < rate < hi.rate]
+        if inside and inside[0] / lo.rate > (1 + tolerance) * 1.001:
+            return Step(_round(math.sqrt(lo.rate * inside[0])))  # a decided pass may still lie below them
+        if inside:
+            return Step(None, _undecided(lo.rate, hi.rate, inside))
         estimate = knee(lo, hi) or lo.rate * math.sqrt(ratio)
         if estimate <= lo.rate * (1 + tolerance):
             rate = lo.rate * (1 + tolerance)  # a miss there closes the bracket
@@ -157,10 +141,18 @@ def next_step(points: Sequence[Point], first: float, ceiling: float | None, tole
         rate = min(2.0 * lo.rate, max((1 + 2 * tolerance) * lo.rate, rate))
         if ceiling and lo.rate < ceiling:
             rate = min(rate, ceiling * 1.1)
+        above = [r for r in stuck if r > lo.rate]
+        if above and rate <= above[-1] * (1 + tolerance):  # past what could not be decided
+            rate = above[-1] * (1 + 2 * tolerance)
         return Step(_round(rate))
     assert hi is not None
     missing = sorted((p for p in points if not p.verdict.meets), key=lambda p: p.rate)
-    if len(missing) >= 2 and all(p.verdict.margin for p in missing[:2]) and not missing[0].verdict.saturated:
+    if (
+        len(missing) >= 2
+        and all(p.verdict.margin for p in missing[:2])
+        and not missing[0].verdict.saturated
+        and missing[1].rate >= FLAT_SPAN * missing[0].rate * 0.999
+    ):
         lower, upper = missing[0].verdict.margin or 0, missing[1].verdict.margin or 0
         if lower > 1 and upper / lower < FLAT:
             return Step(None, _lowest(missing[0], "the limit is below this recipe's latency even at low load"))
@@ -170,9 +162,49 @@ def next_step(points: Sequence[Point], first: float, ceiling: float | None, tole
     elif hi.verdict.saturated:
         factor = max(0.25, SATURATED_STEP * (hi.verdict.achieved or 0) / hi.rate)
     rate = hi.rate * factor
+    below = [r for r in stuck if r < hi.rate]
+    if below and rate >= below[0] / (1 + tolerance):  # under what could not be decided
+        rate = below[0] * SATURATED_STEP
     if rate < first * LOWEST_SHARE:
         return Step(None, _lowest(hi, f"nothing down to {hi.rate:g} req/s met it"))
     return Step(_round(rate))
+
+
+def _down(rate: float, first: float, lowest: float) -> Step:
+    """A probe lower down, unless that is below the search's floor."""
+    if rate < first * LOWEST_SHARE:
+        return Step(None, f"no rate down to {lowest:g} req/s could be decided to meet or miss at {CONFIDENCE:.0%}")
+    return Step(_round(rate))
+
+
+def _undecided(lo: float, hi: float, inside: list[float]) -> str:
+    rates = ", ".join(f"{r:g}" for r in inside)
+    return (
+        f"the capacity lies between {lo:g} and {hi:g} req/s: at {rates} req/s the SLO could not be decided at "
+        f"{CONFIDENCE:.0%} confidence in {MAX_TRIES} probes (latency varies more than a probe's window averages)"
+    )
+
+
+def retry(points: Sequence[Point]) -> float | None:
+    """A rate to measure again, lowest first: one still undecided (more requests decide it), then a miss below a
+    rate that met (one miss under a pass is as likely noise as a dip)."""
+    by_rate = sorted(points, key=lambda p: p.rate)
+    for p in by_rate:
+        if p.verdict.undecided and p.tries < MAX_TRIES:
+            return p.rate
+    passed = [p.rate for p in points if p.verdict.meets]
+    for p in by_rate:
+        if not p.verdict.meets and p.tries < MISS_TRIES and any(rate > p.rate for rate in passed):
+            return p.rate
+    return None
+
+
+def probe_requests(open_loop: OpenLoop, slo: Slo, rate: float, e2e_ms: float | None) -> int:
+    """Requests a probe at `rate` sends: the recipe's window and minimum, a window of WINDOW_E2E end-to-end
+    latencies, and enough requests to show the SLO percentile met at CONFIDENCE."""
+    window = max(open_loop.min_window_s, WINDOW_E2E * (e2e_ms or 0) / 1000)
+    fewest = fewest_to_meet(slo.percentile, CONFIDENCE)
+    return max(open_loop.min_requests, fewest, math.ceil(rate * window))
 
 
 def knee(a: Point, b: Point) -> float | None:
@@ -197,15 +229,18 @@ def result(
     tolerance: float,
     stopped: str | None,
     search_s: float | None,
+    confidence: float | None = None,
+    probes: int | None = None,
 ) -> Capacity:
-    """The capacity the points pin: the highest rate that met, the bracket, and requests in flight there."""
+    """The capacity the points pin: the highest rate that met, the bracket, and requests in flight there (`probes`:
+    how many the search ran, when points pool several at one rate)."""
     lo, hi = bracket(points)
     converged = lo is not None and hi is not None and hi.rate / lo.rate <= (1 + tolerance) * 1.001
     in_flight = None
     if lo is not None:
         level = levels_by_rate.get(lo.rate)
         mean_e2e = level.e2e_ms.mean if level and level.e2e_ms else None
-        achieved = level.achieved_rps if level else None
+        achieved = (level.kept_up_rps or level.achieved_rps) if level else None
         if mean_e2e is not None:
             in_flight = round((achieved or lo.rate) * mean_e2e / 1000, 2)
     return Capacity(
@@ -214,19 +249,15 @@ def result(
         tolerance=tolerance,
         converged=converged,
         stopped=stopped if not converged else None,
-        probes=sum(1 for p in points if p.probe),
+        probes=probes if probes is not None else sum(1 for p in points if p.probe),
         search_s=round(search_s, 1) if search_s is not None else None,
         concurrent_requests=in_flight,
+        confidence=confidence,
     )
 
 
 def _lowest(point: Point, why: str) -> str:
     return f"even the lowest rate probed, {point.rate:g} req/s, misses the SLO ({point.verdict.why}): {why}"
-
-
-def _ms(value: float) -> str:
-    """Whole milliseconds with thousands separators; three significant figures below 10 ms."""
-    return f"{value:,.0f}" if value >= 10 else f"{value:.3g}"
 
 
 def _round(rate: float) -> float:

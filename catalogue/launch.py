@@ -111,6 +111,7 @@ def rate_bench_argv(recipe: Recipe, rate: float, base_url: str = "http://127.0.0
         str(recipe.sweep.warmups),
         *_common_tail(percentiles),
         *(slo.goodput_args() if slo else []),
+        "--save-detailed",  # per-request times: the steady rate and the early-stopping counts (request_samples.py)
     ]
 
 

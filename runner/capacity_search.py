@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from catalogue import capacity
+from catalogue import capacity, capacity_verdict
 from catalogue.benchmark import Capacity, RateLevel
 from catalogue.recipe import Recipe
 from catalogue.slo import Slo, probe_name
@@ -20,18 +20,44 @@ OVERHEAD_S = 2.0
 """What a probe costs beyond its window before one has been measured (import is done; the tail drains)."""
 
 
+def by_rate(progress: Progress) -> dict[float, list[RateLevel]]:
+    """The open-loop levels measured so far (planned rates too), grouped by offered rate."""
+    groups: dict[float, list[RateLevel]] = {}
+    for level in progress.rates.values():
+        if level.offered_rps is not None:
+            groups.setdefault(level.offered_rps, []).append(level)
+    return groups
+
+
 def points(progress: Progress, slo: Slo, failures: dict[str, str]) -> list[capacity.Point]:
-    """Every open-loop level measured so far (planned rates too), and the probes the client could not run."""
+    """A point per rate measured so far, its levels' requests pooled into one verdict, and the probes the client
+    could not run."""
     out = [
-        capacity.Point(level.offered_rps, capacity.judge(level, slo), probe=level.probe is not None)
-        for level in progress.rates.values()
-        if level.offered_rps is not None
+        capacity.Point(
+            rate,
+            capacity.judge_pooled(levels, slo),
+            probe=any(lv.probe is not None for lv in levels),
+            tries=len(levels),
+        )
+        for rate, levels in by_rate(progress).items()
     ]
     for name, error in failures.items():
         rate = progress.probe_jobs[name].rate
         assert rate is not None
         out.append(capacity.Point(rate, capacity.Verdict(False, error, outright=True)))
     return out
+
+
+def e2e_estimate(progress: Progress, slo: Slo) -> float | None:
+    """Mean end-to-end latency to size the next probe by, ms: the newest probe's, else the slowest closed-loop level
+    within the SLO (else the lightest level's)."""
+    probes = sorted((lv for lv in progress.rates.values() if lv.probe and lv.e2e_ms), key=lambda lv: lv.probe or 0)
+    if probes and probes[-1].e2e_ms and probes[-1].e2e_ms.mean:
+        return probes[-1].e2e_ms.mean
+    closed = [lv for lv in progress.levels.values() if lv.prompt_tokens is None and lv.e2e_ms and lv.e2e_ms.mean]
+    within = [lv for lv in closed if (m := capacity_verdict.latency_margin(lv, slo)[0]) is not None and m <= 1]
+    pool = within or sorted(closed, key=lambda lv: lv.concurrency)[:1]
+    return max((lv.e2e_ms.mean or 0 for lv in pool if lv.e2e_ms), default=None)
 
 
 def next_index(progress: Progress) -> int:
@@ -60,7 +86,7 @@ def search(
         if step.rate is None:
             stopped = step.stopped
             break
-        requests = open_loop.requests_at(step.rate)
+        requests = capacity.probe_requests(open_loop, slo, step.rate, e2e_estimate(progress, slo))
         cost = requests / step.rate + (max(spent) if spent else OVERHEAD_S)
         if clock() - started + cost > open_loop.search_budget_s:
             stopped = (
@@ -79,8 +105,18 @@ def search(
         verdict = capacity.judge(level, slo).why if level is not None else sweep.failures.get(job.name, "no result")
         print(f"capacity probe {index}: {verdict}", file=sys.stderr)
     sweep.end()
-    by_rate: dict[float, RateLevel] = {lv.offered_rps: lv for lv in progress.rates.values() if lv.offered_rps}
-    result = capacity.result(found, by_rate, open_loop.tolerance, stopped, clock() - started)
+    newest = {rate: levels[-1] for rate, levels in by_rate(progress).items()}
+    sampled = all(lv.exceed is not None for lv in progress.rates.values())
+    ran = sum(1 for lv in progress.rates.values() if lv.probe is not None) + len(sweep.failures)
+    result = capacity.result(
+        found,
+        newest,
+        open_loop.tolerance,
+        stopped,
+        clock() - started,
+        confidence=capacity_verdict.CONFIDENCE if sampled and progress.rates else None,
+        probes=ran,
+    )
     progress.note("capacity search", f"capacity search: {describe(result, slo)}")
     return result
 

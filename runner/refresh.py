@@ -184,7 +184,8 @@ def step_router(r: Refresh) -> None:
 
 
 def step_sweep(r: Refresh) -> None:
-    r.sweep = Sweep(r.plan, r.running, r.progress, r.bar)
+    slo = r.entry.recipe.sweep.slo
+    r.sweep = Sweep(r.plan, r.running, r.progress, r.bar, slo.limits if slo else {})
     r.sweep.run(r.todo)
 
 

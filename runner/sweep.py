@@ -22,8 +22,12 @@ class ClientFailed(Exception):
 class Sweep:
     """The benchmark client's events: the planned jobs still to do, then (capacity search) one job at a time."""
 
-    def __init__(self, plan: Plan, running: Running, progress: Progress, bar: Bar) -> None:
+    def __init__(
+        self, plan: Plan, running: Running, progress: Progress, bar: Bar, limits: dict[str, float] | None = None
+    ) -> None:
         self.plan, self.running, self.progress, self.bar = plan, running, progress, bar
+        self.limits = limits or {}
+        """The SLO's limits, ms by vLLM --goodput key: each open-loop level counts the requests above them."""
         self.seen = 0
         self.failures: dict[str, str] = {}
         """Jobs the client could not run, by name (an open-loop probe's failure ends the search, not the run)."""
@@ -111,7 +115,7 @@ class Sweep:
         raw = json.loads((self.plan.raw_dir / f"{name}.json").read_text())
         raw_name = f"{self.plan.stamp}/{name}.json"
         if job.rate is not None:
-            self.progress.rates[name] = rate_level_from_raw(raw, raw_name, job.probe)
+            self.progress.rates[name] = rate_level_from_raw(raw, raw_name, job.probe, self.limits)
         else:
             assert job.concurrency is not None
             result = level_from_raw(raw, job.concurrency, raw_name, job.prompt_tokens)

@@ -3,6 +3,7 @@ an outright failure. The client is replaced by a queue model here; tests/test_ca
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -92,13 +93,17 @@ def test_probes_go_through_the_template_until_the_bracket_closes(tmp_path):
 
 
 def test_the_time_budget_stops_the_search_and_says_so(tmp_path):
-    entry, plan, progress = setup(tmp_path, search_budget_s=70)
+    """The first probe lasts its 30 s window; the model's requests take 3 s, so each next one lasts 30 of them."""
+    entry, plan, progress = setup(tmp_path, search_budget_s=200)
     clock = Clock()
     client = ModelClient(progress, clock, capacity=3.1)
     found = search(plan, entry.recipe, client, progress, clock)  # type: ignore[arg-type]
     assert len(client.sent) == 2 and not found.converged
-    assert found.stopped is not None and found.stopped.startswith("the search's time budget (70 s) would run out")
-    assert clock.now <= 70
+    second = client.sent[1]
+    assert second.rate is not None
+    assert int(second.argv[second.argv.index("--num-prompts") + 1]) == math.ceil(second.rate * 90)
+    assert found.stopped is not None and found.stopped.startswith("the search's time budget (200 s) would run out")
+    assert clock.now <= 200
 
 
 def test_a_resumed_search_goes_on_counting(tmp_path):

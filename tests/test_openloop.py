@@ -8,7 +8,7 @@ import re
 
 from catalogue.benchmark import BenchmarkRun
 from catalogue.loading import Entry
-from catalogue.site import openloop
+from catalogue.site import capacity_headline, openloop
 from catalogue.site.pages import render_recipe
 
 
@@ -168,8 +168,20 @@ def test_a_run_with_rates_only_gets_its_own_section(capacity_entry):
 
 
 def test_rate_words():
-    assert [openloop.rate_floor(v) for v in (2.875, 12.7, 0.257, 3.1, 150.9)] == ["2.8", "12", "0.25", "3.1", "150"]
-    assert [openloop.rate_text(v) for v in (2.875, 0.5, 3.0, 1234.5, None)] == ["2.875", "0.5", "3", "1,234", "—"]
+    assert [capacity_headline.rate_floor(v) for v in (2.875, 12.7, 0.257, 3.1, 150.9)] == [
+        "2.8",
+        "12",
+        "0.25",
+        "3.1",
+        "150",
+    ]
+    assert [capacity_headline.rate_text(v) for v in (2.875, 0.5, 3.0, 1234.5, None)] == [
+        "2.875",
+        "0.5",
+        "3",
+        "1,234",
+        "—",
+    ]
 
 
 def test_a_search_cut_short_says_so_and_keeps_its_probes(capacity_entry):

@@ -13,6 +13,7 @@ from typing import Any
 from catalogue.benchmark import LevelResult, RateLevel, Stats
 from catalogue.errors import CatalogueError
 from catalogue.imports.source import ImportedLevels, is_number, read_json, require
+from catalogue.request_samples import exceedances, independent_share, judged_count, steady_rates
 
 TOOL = "vllm bench serve"
 PREFILL_DERIVATION = (
@@ -95,10 +96,13 @@ def offered_rate(raw: dict[str, Any]) -> float | None:
     return float(rate)
 
 
-def rate_level_from_raw(raw: dict[str, Any], raw_name: str, probe: int | None = None) -> RateLevel:
+def rate_level_from_raw(
+    raw: dict[str, Any], raw_name: str, probe: int | None = None, limits: dict[str, float] | None = None
+) -> RateLevel:
     """One open-loop level (`--request-rate`, `--burstiness`, `--goodput`) from one raw result JSON: offered and
     achieved rate, vLLM's goodput, and attainment = goodput ÷ request throughput (counts over the same window);
-    `probe` numbers a capacity-search probe."""
+    `probe` numbers a capacity-search probe. With per-request samples (`--save-detailed`): the send and
+    completion rates of the level's steady middle, and the requests above each of the SLO's `limits` (ms)."""
     completed = int(raw.get("completed", 0))
     duration = raw.get("duration")
     offered = offered_rate(raw)
@@ -109,7 +113,13 @@ def rate_level_from_raw(raw: dict[str, Any], raw_name: str, probe: int | None = 
     if goodput is not None and throughput:
         attainment = min(1.0, max(0.0, goodput / throughput))
     cap = raw.get("max_concurrency")
+    steady = steady_rates(raw) if offered is not None else None
     return RateLevel(
+        sent_rps=steady.sent if steady else None,
+        kept_up_rps=steady.kept_up if steady else None,
+        exceed=exceedances(raw, limits or {}),
+        judged=judged_count(raw) if limits else None,
+        independent=independent_share(raw, limits or {}),
         offered_rps=offered,
         burstiness=float(burstiness) if offered is not None and burstiness else None,
         arrivals=(None if offered is None or not burstiness else "poisson" if burstiness == 1 else "gamma"),

@@ -11,7 +11,7 @@ from markupsafe import Markup
 from catalogue.flags.drift import accepted_by
 from catalogue.flags.snapshot import version_key
 from catalogue.loading import Entry
-from catalogue.site import openloop, view
+from catalogue.site import capacity_headline, openloop, view
 from catalogue.site.page import Page
 from catalogue.site.templating import render
 from catalogue.site.urls import COMPARE_INDEX, INDEX, METHODOLOGY, link, recipe_path
@@ -69,7 +69,7 @@ def index_row(entry: Entry, validation: view.Validation | None) -> dict[str, Any
         "workload": (run.workload.describe() if run.workload else "not stated") if run else "",
         "partial": view.partial_note(run),
         "capacity": (cap.rps or 0.0) if cap else None,
-        "capacity_text": openloop.capacity_figure(cap) if cap else None,
+        "capacity_text": capacity_headline.capacity_figure(cap) if cap else None,
         "capacity_slo": slo.describe() if slo else None,
         "capacity_short": openloop.slo_short(slo) if slo else None,
         "capacity_workload": (searched.describe if searched and run is not None and searched.run is not run else None),

@@ -6,37 +6,18 @@ the one the run recorded, else `catalogue.capacity.judge` against the run's SLO;
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from catalogue.benchmark import BenchmarkRun, Capacity, ImportedProvenance, RateLevel, Stats
-from catalogue.capacity import judge
+from catalogue.benchmark import BenchmarkRun, ImportedProvenance, RateLevel, Stats
+from catalogue.site.capacity_headline import Headline, headline, rate_floor, rate_text, verdict
 from catalogue.site.charts import Axis, Key, Mark, Rule, Series, chart
-from catalogue.site.templating import fmt_num, fmt_rate
+from catalogue.site.templating import fmt_num
 from catalogue.slo import LIMIT_LABELS, STATS_FIELD, Slo
 
 DEFAULT_PERCENTILE = 95
 """The upper percentile the table and charts show when a run has no SLO to name one."""
-
-
-rate_text = fmt_rate
-"""A request rate as measured or probed, up to four significant figures (the pages' `rps` filter)."""
-
-
-def rate_floor(value: float) -> str:
-    """A capacity for a sentence: two significant figures (whole numbers from 10 up), rounded down, so the words
-    never claim more than the search measured ('2.875' -> '2.8', '12.7' -> '12', '0.257' -> '0.25')."""
-    if value >= 10:
-        return f"{math.floor(value):,}"
-    scale = 10 ** (1 - math.floor(math.log10(value)))
-    return f"{math.floor(value * scale + 1e-9) / scale:g}"
-
-
-def in_flight_text(value: float) -> str:
-    """Requests in flight, about: whole from 3 up, else one decimal."""
-    return f"{value:,.0f}" if value >= 3 else f"{value:.1f}".rstrip("0").rstrip(".")
 
 
 def slo_short(slo: Slo) -> str:
@@ -47,13 +28,6 @@ def slo_short(slo: Slo) -> str:
 
 def percentile_of(run: BenchmarkRun) -> int:
     return run.slo.percentile if run.slo is not None else DEFAULT_PERCENTILE
-
-
-def verdict(level: RateLevel, slo: Slo | None) -> str | None:
-    """'meets', or why the level missed: what the run recorded, else judged against its SLO; None without one."""
-    if level.verdict:
-        return level.verdict
-    return judge(level, slo).why if slo is not None else None
 
 
 def level_name(level: RateLevel, run: BenchmarkRun) -> str:
@@ -79,78 +53,6 @@ def capacity_level(run: BenchmarkRun) -> RateLevel | None:
         return None
     found = [lv for lv in run.rates if lv.offered_rps is not None and math.isclose(lv.offered_rps, cap.rps)]
     return max(found, key=lambda lv: lv.probe or 0) if found else None
-
-
-@dataclass(frozen=True)
-class Headline:
-    """The capacity in words: what the page states above the rate table."""
-
-    state: str
-    """'pinned' (converged), 'bounded' (the search stopped before the bracket closed) or 'none' (even the
-    lowest rate missed)."""
-    capacity: Capacity
-    slo: str
-    """'p95 TTFT ≤ 1 s and p95 TPOT ≤ 50 ms'."""
-    rps: str | None
-    """The capacity for the sentence, rounded down ('2.8')."""
-    exact: str | None
-    """The rate that met, as probed ('2.875')."""
-    upper: str | None
-    """The lowest rate above it that missed, as probed."""
-    upper_why: str | None
-    """Why that rate missed."""
-    in_flight: str | None
-    measured_on: dt.date | None
-    vllm: str | None
-    tolerance: str
-    """'10 %'."""
-    minutes: str | None
-    """Wall time of the search: '1.6 min' or '45 s'."""
-
-
-def headline(run: BenchmarkRun) -> Headline | None:
-    """The capacity headline of a run with a capacity search; None without one."""
-    cap, slo = run.capacity, run.slo
-    if cap is None or slo is None:
-        return None
-    upper_level = next(
-        (lv for lv in run.rates if cap.upper_rps and lv.offered_rps and math.isclose(lv.offered_rps, cap.upper_rps)),
-        None,
-    )
-    state = "none" if cap.rps is None else ("pinned" if cap.converged else "bounded")
-    seconds = cap.search_s
-    minutes = None
-    if seconds is not None:
-        minutes = f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
-    return Headline(
-        state=state,
-        capacity=cap,
-        slo=slo.describe(),
-        rps=rate_floor(cap.rps) if cap.rps is not None else None,
-        exact=rate_text(cap.rps) if cap.rps is not None else None,
-        upper=rate_text(cap.upper_rps) if cap.upper_rps is not None else None,
-        upper_why=why if upper_level is not None and (why := verdict(upper_level, slo)) != "meets" else None,
-        in_flight=in_flight_text(cap.concurrent_requests) if cap.concurrent_requests else None,
-        measured_on=run.measured_on,
-        vllm=run.provenance.vllm_version,
-        tolerance=f"{cap.tolerance * 100:g} %",
-        minutes=minutes,
-    )
-
-
-def capacity_figure(cap: Capacity) -> str:
-    """A capacity in a table cell, req/s: '2.875' when pinned, '≥ 2.875' when the search stopped before its bracket
-    closed, '< 0.25' when even the lowest rate missed (or 'none met' without one)."""
-    if cap.rps is None:
-        return f"< {rate_text(cap.upper_rps)}" if cap.upper_rps is not None else "none met"
-    return rate_text(cap.rps) if cap.converged else f"≥ {rate_text(cap.rps)}"
-
-
-def bracket_text(cap: Capacity) -> str:
-    """What the search measured on either side: 'met 2.875, missed 3.162' (req/s)."""
-    met = f"met {rate_text(cap.rps)}" if cap.rps is not None else "none met"
-    missed = f"missed {rate_text(cap.upper_rps)}" if cap.upper_rps is not None else "no rate above it missed"
-    return f"{met}, {missed}"
 
 
 def best_planned(run: BenchmarkRun) -> tuple[RateLevel, RateLevel | None] | None:

@@ -12,7 +12,7 @@ from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, METRICS, Metric, p99_withheld
-from catalogue.site import openloop, view
+from catalogue.site import capacity_headline, openloop, view
 from catalogue.site.asks import machine_asks
 from catalogue.site.charts import Series, line_chart, pareto_chart
 from catalogue.site.compare import Group, Member, capacity_groups, compare, pareto_points, run_pareto_points
@@ -291,8 +291,8 @@ def render_compare(model: str, platform: str, entries: list[Entry]) -> Page:
         charts=[_group_charts(model, g) for g in groups],
         cap_groups=cap_groups,
         cap_apart=cap_apart,
-        cap_figure=openloop.capacity_figure,
-        bracket=openloop.bracket_text,
+        cap_figure=capacity_headline.capacity_figure,
+        bracket=capacity_headline.bracket_text,
     )
     title = f"{model} on {platform}: recipes compared"
     return Page(
