@@ -30,6 +30,9 @@ MAD_K = 3.0
 """A change must also exceed this many scaled median absolute deviations of the window (when it has 3+ runs)."""
 MAD_SCALE = 1.4826
 """MAD to a standard deviation for normally distributed figures."""
+MIN_RUNS = 3
+"""Earlier runs needed for their run-to-run spread; with fewer, only a change beyond the squared ratio band (0.64x,
+1.44x) is called a regression, and one inside it is 'not confirmed'."""
 
 
 @dataclass(frozen=True)
@@ -44,12 +47,22 @@ class Change:
     regressed: bool
     band: str
     """The band it left: '0.8x' or '± 2σ (12.3)'."""
+    confirmed: bool = True
+    """False: outside the ratio band, but with fewer than MIN_RUNS earlier runs (no run-to-run spread to judge it
+    by) and inside the squared band: worth a second run, not an alarm."""
+
+    @property
+    def outcome(self) -> str:
+        """'regressed', 'improved' or 'not confirmed'."""
+        if not self.confirmed:
+            return "not confirmed"
+        return "regressed" if self.regressed else "improved"
 
     def line(self) -> str:
         """'c4 Generation: 210.5 → 140.2 tok/s (0.67x; band 0.8x)'."""
         ratio = self.after / self.before if self.before else float("inf")
         unit = f" {self.metric.unit}" if self.metric.unit else ""
-        word = "regressed" if self.regressed else "improved"
+        word = self.outcome if self.confirmed else f"{'slower' if self.regressed else 'faster'}, not confirmed"
         return (
             f"{word}: {self.level} {self.metric.label}: {self.before:,.1f} → {self.after:,.1f}{unit} "
             f"({ratio:.2f}x; band {self.band})"
@@ -97,27 +110,67 @@ def _levels(run: BenchmarkRun) -> dict[str, LevelResult]:
     return out
 
 
-def compare(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand) -> tuple[list[Change], list[str]]:
-    """Every level and figure outside its band against the window's median: (changes, figures not judged)."""
-    changes: list[Change] = []
-    unjudged: list[str] = []
-    new_levels = _levels(after)
+@dataclass(frozen=True)
+class Row:
+    """One figure of one level against its window: the outcome, whatever it is."""
+
+    level: str
+    metric: Metric
+    median: float | None
+    """The window's median; None when no earlier run has the figure."""
+    value: float | None
+    outcome: str
+    """'regressed', 'improved', 'within noise' or 'not enough data'."""
+    why: str = ""
+    """For 'not enough data' and changes: the reason, or the band left."""
+    change: Change | None = None
+    withheld: bool = False
+    """A tail percentile from too few requests to judge."""
+
+
+def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand) -> list[Row]:
+    """Every level and figure of `after` against the window's median, with its outcome."""
+    out: list[Row] = []
     old_levels = [_levels(run) for run in earlier]
-    for name, new in new_levels.items():
+    for name, new in _levels(after).items():
         for metric in (BY_NAME[m] for m in COMPARED):
             if metric.name == "ttft_p99_ms" and (why := p99_withheld(new)):
-                unjudged.append(f"{name} {metric.label}: {why}")
+                out.append(Row(name, metric, None, None, "not enough data", why, withheld=True))
                 continue
             b = metric.get(new)
+            if b is None:
+                continue
             olds = [lv[name] for lv in old_levels if name in lv and metric.get(lv[name]) is not None]
             values = [float(metric.get(lv)) for lv in olds]  # type: ignore[arg-type]
-            if b is None or not values or not statistics.median(values):
+            if not values or not statistics.median(values):
+                out.append(Row(name, metric, None, float(b), "not enough data", "no earlier run has it"))
                 continue
-            change = _outside(name, metric, values, float(b), band)
-            if change:
-                changes.append(change)
-    changes += _capacity(earlier, after, band)
-    return changes, unjudged
+            out.append(_row(name, metric, values, float(b), band))
+    capacity = _capacity(earlier, after, band)
+    out += [Row(c.level, c.metric, c.before, c.after, _outcome(c), c.band, c) for c in capacity]
+    return out
+
+
+def _row(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Row:
+    change = _outside(name, metric, values, b, band)
+    median = statistics.median(values)
+    if change is None:
+        return Row(name, metric, median, b, "within noise")
+    return Row(name, metric, median, b, _outcome(change), change.band, change)
+
+
+def _outcome(change: Change) -> str:
+    if not change.confirmed:
+        return "not enough data"
+    return "regressed" if change.regressed else "improved"
+
+
+def compare(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand) -> tuple[list[Change], list[str]]:
+    """Every level and figure outside its band against the window's median: (changes, figures not judged)."""
+    found = rows(earlier, after, band)
+    return [row.change for row in found if row.change is not None], [
+        f"{row.level} {row.metric.label}: {row.why}" for row in found if row.withheld
+    ]
 
 
 def _capacity(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand) -> list[Change]:
@@ -165,16 +218,23 @@ def _against_median(name: str, metric: Metric, values: list[float], b: float, ba
     if metric.higher_is_better:
         low, high = band.throughput_ratio, 1 / band.throughput_ratio
         if b < a * low:
-            return Change(name, metric, a, b, True, f"{low:g}x{of}{noise}")
+            return _few(Change(name, metric, a, b, True, f"{low:g}x{of}{noise}"), len(values), b < a * low**2)
         if b > a * high:
-            return Change(name, metric, a, b, False, f"{high:.2f}x{of}{noise}")
+            return _few(Change(name, metric, a, b, False, f"{high:.2f}x{of}{noise}"), len(values), b > a * high**2)
         return None
     high, low = band.latency_ratio, 1 / band.latency_ratio
     if b > a * high:
-        return Change(name, metric, a, b, True, f"{high:g}x{of}{noise}")
+        return _few(Change(name, metric, a, b, True, f"{high:g}x{of}{noise}"), len(values), b > a * high**2)
     if b < a * low:
-        return Change(name, metric, a, b, False, f"{low:.2f}x{of}{noise}")
+        return _few(Change(name, metric, a, b, False, f"{low:.2f}x{of}{noise}"), len(values), b < a * low**2)
     return None
+
+
+def _few(change: Change, runs: int, beyond_squared: bool) -> Change:
+    """A change judged without a run-to-run spread is confirmed only beyond the squared band."""
+    if runs >= MIN_RUNS or beyond_squared:
+        return change
+    return Change(change.level, change.metric, change.before, change.after, change.regressed, change.band, False)
 
 
 def _setup(run: BenchmarkRun) -> dict[str, object]:
@@ -240,10 +300,17 @@ class Report:
     """The earlier comparable runs whose median is the baseline, oldest first."""
     unjudged: list[str] = field(default_factory=list)
     """Figures left out, and why (a tail percentile from too few requests)."""
+    rows: list[Row] = field(default_factory=list)
+    """Every figure compared, with its outcome."""
 
     @property
     def regressions(self) -> list[Change]:
-        return [c for c in self.changes if c.regressed]
+        return [c for c in self.changes if c.regressed and c.confirmed]
+
+    @property
+    def unconfirmed(self) -> list[Change]:
+        """Outside the ratio band with too few earlier runs to call it: run again."""
+        return [c for c in self.changes if not c.confirmed]
 
     def text(self) -> str:
         """The refresh's closing report."""
@@ -263,7 +330,10 @@ class Report:
         notes += [f"  not judged: {u}" for u in self.unjudged]
         if not self.changes:
             return "\n".join([f"{head}: every level within its noise band", *notes])
-        lines = [f"{head}: {len(self.regressions)} regressed, {len(self.changes) - len(self.regressions)} improved"]
+        improved = [c for c in self.changes if c.confirmed and not c.regressed]
+        lines = [f"{head}: {len(self.regressions)} regressed, {len(improved)} improved"]
+        if self.unconfirmed:
+            lines[0] += f", {len(self.unconfirmed)} outside the band but not confirmed (run again)"
         lines += [f"  {c.line()}" for c in self.changes]
         lines += ["  what differs: " + ("; ".join(self.differences) or "nothing the runs record")]
         return "\n".join([*lines, *notes])
@@ -274,5 +344,7 @@ def report(runs: list[BenchmarkRun], run: BenchmarkRun, band: RegressionBand) ->
     earlier = window(runs, run)
     if not earlier:
         return Report(run, None, [], [])
-    changes, unjudged = compare(earlier, run, band)
-    return Report(run, earlier[-1], changes, differences(earlier[-1], run), earlier, unjudged)
+    found = rows(earlier, run, band)
+    changes = [row.change for row in found if row.change is not None]
+    unjudged = [f"{row.level} {row.metric.label}: {row.why}" for row in found if row.withheld]
+    return Report(run, earlier[-1], changes, differences(earlier[-1], run), earlier, unjudged, found)

@@ -66,6 +66,12 @@ def add_run_arguments(ref: argparse.ArgumentParser) -> None:
         help="exit with code 3 when a figure regressed against the newest earlier run of the same workload",
     )
     ref.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE",
+        help="also write the regression check as a Markdown table to FILE (the refresh workflow's pull request)",
+    )
+    ref.add_argument(
         "--allow-shared-host",
         action="store_true",
         help="let two servers of a GPU recipe (cluster ranks, replicas) share one host on purpose",
@@ -83,6 +89,7 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         "allow_shared_host": args.allow_shared_host,
         "allow": args.allow,
         "fail_on_regression": args.fail_on_regression,
+        "report_table": args.report,
         "allow_state": args.allow_state,
     }
 

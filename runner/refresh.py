@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalogue import capacity, regression
+from catalogue.atomic import write_text
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance, RateLevel
 from catalogue.errors import CatalogueError
 from catalogue.launch import sweep_workload
 from catalogue.loading import Entry, load_catalogue
+from catalogue.regression_table import markdown
 from catalogue.slo import probe_name, rate_name
 from runner import capacity_search, policy_gate, ray_cluster
 from runner import server as srv
@@ -117,10 +119,13 @@ REGRESSED = 3
 """Exit code of a refresh that found a regression, with --fail-on-regression."""
 
 
-def check_regression(entry: Entry, run: BenchmarkRun, fail: bool) -> int:
-    """Print the run against the newest earlier run of its workload; REGRESSED when asked to fail on one."""
+def check_regression(entry: Entry, run: BenchmarkRun, fail: bool, table: Path | None = None) -> int:
+    """Print the run against the earlier runs of its workload (and write the Markdown table to `table`);
+    REGRESSED when asked to fail on one."""
     found = regression.report(entry.runs, run, entry.recipe.sweep.regression)
     print(found.text(), file=sys.stderr)
+    if table is not None:
+        write_text(table, markdown(entry.id, found))
     return REGRESSED if fail and found.regressions else 0
 
 
@@ -206,6 +211,7 @@ def execute(
     resumed_image_id: str | None = None,
     fail_on_regression: bool = False,
     verdicts: Verdicts | None = None,
+    report_table: Path | None = None,
 ) -> int:
     """Run the steps against one boot, stop everything, record; 0 only when the sweep completed."""
     plan.raw_dir.mkdir(parents=True, exist_ok=True)
@@ -254,7 +260,7 @@ def execute(
             planned = sum(1 for job in plan.levels if progress.finished(job.name))
             probes = f" and {len(progress.probe_jobs)} capacity probes" if progress.probe_jobs else ""
             print(f"\nwrote {plan.run_file} ({planned}/{len(plan.levels)} levels{probes})", file=sys.stderr)
-            regressed = check_regression(entry, run, fail_on_regression)
+            regressed = check_regression(entry, run, fail_on_regression, report_table)
             code = code or regressed
     return code
 
@@ -274,6 +280,7 @@ def run_refresh(
     allow_shared_host: bool = False,
     allow: list[str] | None = None,
     fail_on_regression: bool = False,
+    report_table: Path | None = None,
     reproduce: BenchmarkRun | None = None,
     capacity: bool = False,
     allow_state: list[str] | None = None,
@@ -344,4 +351,4 @@ def run_refresh(
             previous.provenance.image_id if previous and isinstance(previous.provenance, MeasuredProvenance) else None
         )
         verdicts = policy_gate.verdicts(found, allow or [], entry, plan)
-        return execute(plan, entry, progress, resumed_id, fail_on_regression, verdicts)
+        return execute(plan, entry, progress, resumed_id, fail_on_regression, verdicts, report_table)
