@@ -29,7 +29,11 @@ class Stats(Strict):
 class Figures(Strict):
     """What any level measured: throughput, latency distributions, requests."""
 
-    prefill_tps: NonNegativeFloat | None = Field(None, description="Aggregate prompt-token ingest rate, tok/s.")
+    prefill_tps: NonNegativeFloat | None = Field(
+        None,
+        description="Prefill speed while prompts are prefilled (a burst rate: c × prompt tokens ÷ mean TTFT when "
+        "derived), tok/s; not the level's sustained ingest rate.",
+    )
     generation_tps: NonNegativeFloat | None = Field(None, description="Aggregate output tok/s, sustained mean.")
     peak_tps: NonNegativeFloat | None = Field(None, description="Highest one-second aggregate output rate, tok/s.")
     total_tps: NonNegativeFloat | None = Field(None, description="Aggregate input + output tok/s.")
@@ -203,6 +207,11 @@ class MeasuredProvenance(Strict):
     gpu: str | None = Field(None, description="GPU name and driver; null when there is none.")
     host: str = Field(description="Host name.")
     serve_command: list[str] = Field(description="The exact server argv.")
+    serve_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Environment a local server process got beyond the host's own (a container's is in its -e "
+        "options): the recipe's and the platform profile's variables, the home folder written as ~.",
+    )
     bench_commands: list[list[str]] = Field(description="The exact `vllm bench serve` argv per level.")
     prefill_derivation: str = Field(description="How prefill tok/s is derived from the raw results.")
     flag_snapshot: str | None = Field(None, description="Flag-schema snapshot taken from the server's environment.")

@@ -131,7 +131,9 @@ def reproduction(run: BenchmarkRun, recipe_image: str | None) -> list[Step]:
     nodes = prov.nodes or []
     steps = [Step(f"{n.role}, on host {n.host}", pinned(n.command, prov.image, the_pin)) for n in nodes]
     if not nodes:
-        steps.append(Step(f"server, on host {prov.host}", pinned(prov.serve_command, prov.image, the_pin)))
+        env = [f"{name}={value}" for name, value in prov.serve_env.items()]
+        serve = pinned(prov.serve_command, prov.image, the_pin)
+        steps.append(Step(f"server, on host {prov.host}", ["env", *env, *serve] if env else serve))
     if prov.router is not None:
         steps.append(Step("router config, litellm.yaml", None, yaml.safe_dump(prov.router, sort_keys=False).rstrip()))
         port = router_port(prov.bench_commands)
@@ -181,6 +183,26 @@ def reproduction_text(recipe_id: str, run: BenchmarkRun, recipe_image: str | Non
         verdict = "not reproducible: " + "; ".join(foreign)
     lines = [f"{recipe_id} run {run.stamp} (vLLM {prov.vllm_version}, measured {run.measured_on}): {verdict}"]
     lines += [f"note: {n}" for n in pin(run, recipe_image).notes]
+    lines += [f"note: {n}" for n in client_notes(run)]
     for step in reproduction(run, recipe_image):
         lines += ["", f"{step.title}:", step.text if step.text is not None else shell_command(step.argv or [])]
     return "\n".join(lines)
+
+
+def client_notes(run: BenchmarkRun) -> list[str]:
+    """What the benchmark commands cannot pin themselves: the tokenizer's revision (vLLM's client has no option
+    for it and reads the Hugging Face cache's current one), and where a level's prompts come from (its --seed)."""
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    out = []
+    revisions = sorted({h.model_revision for h in prov.hosts if h.model_revision})
+    tokenizers = sorted({a[a.index("--tokenizer") + 1] for a in prov.bench_commands if "--tokenizer" in a})
+    if revisions and tokenizers:
+        out.append(
+            f"the client's tokenizer ({', '.join(tokenizers)}) is read at the revision the Hugging Face cache points "
+            f"to: vLLM's benchmark client has no revision option, so check the cache resolves {', '.join(revisions)}"
+        )
+    seeded = [a for a in prov.bench_commands if "--seed" in a]
+    if prov.bench_commands and not seeded:
+        out.append("the levels ran without --seed (before the runner set one): each replayed vLLM's default prompts")
+    return out

@@ -24,6 +24,7 @@ from catalogue.benchmark import (
     Workload,
 )
 from catalogue.imports.vllm_bench import PREFILL_DERIVATION
+from catalogue.secret_scan import value_is_secret
 from catalogue.slo import Slo
 from catalogue.topology import LITELLM_VERSION
 from runner.jobs import Job
@@ -57,6 +58,16 @@ def ran_argv(plan: Plan, name: str, jobs: dict[str, Job] | None = None) -> list[
     return argv
 
 
+def local_env(env: dict[str, str]) -> dict[str, str]:
+    """A local process's variables as a run file may keep them: the home folder as ~, a credential never."""
+    home = str(Path.home())
+    return {
+        name: "~" + value[len(home) :] if value.startswith(home + "/") else value
+        for name, value in env.items()
+        if not value_is_secret(name, value)
+    }
+
+
 def provenance(
     plan: Plan,
     *,
@@ -82,6 +93,7 @@ def provenance(
         gpu=gpu_description() if head.host.is_local else None,
         host=platform.node() if head.host.is_local else head.host.name,
         serve_command=head.argv,
+        serve_env=local_env(head.env) if head.container is None else {},
         bench_commands=[ran_argv(plan, name, jobs) for name in done],
         prefill_derivation=PREFILL_DERIVATION,
         flag_snapshot=flag_snapshot,

@@ -167,3 +167,24 @@ def docker_ps_all() -> str | None:
         return None
     out = subprocess.run(["docker", "ps", "-a", "--format", "{{.ID}} {{.Names}}"], capture_output=True, text=True)
     return out.stdout
+
+
+def test_a_local_process_is_reproduced_with_its_environment_and_the_client_notes_what_it_cannot_pin():
+    """A local process gets its variables from the recipe (the KV cache size of a CPU build): they are part of the
+    command. The client's tokenizer has no revision option, and an early run had no --seed: both are said."""
+    _entry, run = tiny()
+    prov = run.provenance
+    env = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CACHE_ROOT": "~/.cache/catalogue-compile/tiny-cpu/vllm"}
+    local = run.model_copy(update={"provenance": prov.model_copy(update={"nodes": [], "serve_env": env})})
+    server = reproduction(local, None)[0]
+    assert server.argv is not None and server.argv[:3] == ["env", *(f"{k}={v}" for k, v in env.items())]
+    assert server.argv[3:] == prov.serve_command
+    revised = with_host(local, model_revision="abc123")
+    text = reproduction_text("tiny-cpu", revised, None)
+    assert "VLLM_CPU_KVCACHE_SPACE=1" in text
+    assert "note: the client's tokenizer" in text and "check the cache resolves abc123" in text
+    unseeded = [[w for w in argv if w != "--seed"] for argv in prov.bench_commands]
+    early = revised.model_copy(
+        update={"provenance": revised.provenance.model_copy(update={"bench_commands": unseeded})}
+    )
+    assert "note: the levels ran without --seed" in reproduction_text("tiny-cpu", early, None)

@@ -18,7 +18,8 @@ from catalogue.request_samples import exceedances, independent_share, judged_cou
 TOOL = "vllm bench serve"
 PREFILL_DERIVATION = (
     "concurrency × (total_input_tokens ÷ completed) ÷ mean TTFT: prompt tokens per request over the mean "
-    "time to first token, times the requests in flight"
+    "time to first token, times the requests in flight — the speed of a prefill burst, not the level's "
+    "sustained ingest rate (total_input_tokens ÷ duration)"
 )
 DEFINITIONS = (
     "Generation: output_throughput (output tokens ÷ benchmark duration). Peak: max_output_tokens_per_s "

@@ -65,7 +65,7 @@ def index_row(entry: Entry, validation: view.Validation | None) -> dict[str, Any
         "best": best.generation_tps if best else None,
         "best_c": best.concurrency if best else None,
         "per_node": round(best.generation_tps / nodes, 1) if best and best.generation_tps else None,
-        "roofline": round(roof["share"]) if roof and "share" in roof else None,
+        "roofline": round(float(roof["share"])) if roof and "share" in roof else None,
         "workload": (run.workload.describe() if run.workload else "not stated") if run else "",
         "partial": view.partial_note(run),
         "capacity": (cap.rps or 0.0) if cap else None,

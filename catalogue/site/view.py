@@ -231,18 +231,29 @@ def best_generation(run: BenchmarkRun | None) -> LevelResult | None:
     return max(levels, key=lambda lv: lv.generation_tps or 0.0) if levels else None
 
 
-def roofline(entry: Entry) -> dict[str, float] | None:
-    """Single-stream ceiling = bandwidth / bytes per token, and the c=1 generation's share of it."""
+def roofline(entry: Entry) -> dict[str, float | str] | None:
+    """Single-stream ceiling = bandwidth / bytes per token, and the c=1 decode speed's share of it: 1000 ÷ mean
+    TPOT where the run has it (the ceiling bounds decoding, not the time to the first token), else the c=1
+    generation (which includes that time, so its share reads low)."""
     recipe, run = entry.recipe, headline_run(entry)
     bandwidth = recipe.hardware.memory_bandwidth_gbs
     if recipe.roofline is None or not bandwidth:
         return None
     ceiling = bandwidth / recipe.roofline.bytes_per_token_gb
     single = run.level(1) if run else None
-    out = {"ceiling": ceiling, "bandwidth": bandwidth, "bytes": recipe.roofline.bytes_per_token_gb}
-    if single is not None and single.generation_tps is not None:
-        out["measured"] = single.generation_tps
-        out["share"] = single.generation_tps / ceiling * 100
+    out: dict[str, float | str] = {
+        "ceiling": ceiling,
+        "bandwidth": bandwidth,
+        "bytes": recipe.roofline.bytes_per_token_gb,
+    }
+    if single is None:
+        return out
+    if single.tpot_ms is not None and single.tpot_ms.mean:
+        out["measured"], out["basis"] = 1000 / single.tpot_ms.mean, "decode speed (1000 ÷ mean TPOT)"
+    elif single.generation_tps is not None:
+        out["measured"], out["basis"] = single.generation_tps, "generation, which includes the wait for the first token"
+    if "measured" in out:
+        out["share"] = float(out["measured"]) / ceiling * 100
     return out
 
 
