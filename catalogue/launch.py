@@ -89,6 +89,7 @@ def bench_argv(
         "--num-warmups",
         str(recipe.sweep.warmups),
         *_common_tail("50,90,99"),
+        "--save-detailed",  # per-request samples: each percentile's n and interval (catalogue.request_samples)
     ]
 
 

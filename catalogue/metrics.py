@@ -27,6 +27,8 @@ class Metric:
     """How to read it from a level."""
     spread: Callable[[LevelResult], float | None] | None = None
     """Its standard deviation in the same unit, when the run gives one (shown as ±)."""
+    interval: Callable[[LevelResult], tuple[float, float, int] | None] | None = None
+    """A percentile's 95 % interval and the samples it rests on (lo, hi, n), when the run kept per-request data."""
 
     @property
     def header(self) -> str:
@@ -67,6 +69,15 @@ def published_p99(level: LevelResult) -> float | None:
     return None if p99_withheld(level) or level.ttft_ms is None else level.ttft_ms.p99
 
 
+def p99_interval(level: LevelResult) -> tuple[float, float, int] | None:
+    """The published TTFT p99's 95 % order-statistic interval and its n, when the run kept per-request data."""
+    stats = level.ttft_ms
+    if published_p99(level) is None or stats is None or not stats.ci or "p99" not in stats.ci or stats.n is None:
+        return None
+    lo, hi = stats.ci["p99"]
+    return lo, hi, stats.n
+
+
 def _stat(name: str, field: str) -> Callable[[LevelResult], float | None]:
     def read(level: LevelResult) -> float | None:
         stats = getattr(level, name)
@@ -85,7 +96,7 @@ METRICS: list[Metric] = [
     ),
     Metric("total_tps", "Total", "tok/s", True, True, lambda lv: lv.total_tps),
     Metric("ttft_mean_ms", "TTFT mean", "ms", False, False, _stat("ttft_ms", "mean"), _stat("ttft_ms", "std")),
-    Metric("ttft_p99_ms", "TTFT p99", "ms", False, False, published_p99),
+    Metric("ttft_p99_ms", "TTFT p99", "ms", False, False, published_p99, interval=p99_interval),
     Metric("itl_mean_ms", "ITL mean", "ms", False, False, _stat("itl_ms", "mean"), _stat("itl_ms", "std")),
     Metric("e2e_mean_ms", "E2E mean", "ms", False, False, _stat("e2e_ms", "mean"), _stat("e2e_ms", "std")),
     Metric("completed", "Completed", "", True, False, lambda lv: lv.completed),

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from catalogue.order_stats import binom_cdf
+from catalogue.order_stats import binom_cdf, rank_bounds
 
 TRIM = 0.05
 """Share of sends and of completions left out at each end of the level when reading its steady rate."""
@@ -178,3 +178,27 @@ def decide(n: int, over: int, percentile: int, confidence: float) -> str:
 def fewest_to_meet(percentile: int, confidence: float) -> int:
     """The fewest requests that can show a percentile meets its limit: all of them within it, (p/100)^n ≤ 1 − c."""
     return math.ceil(math.log(1 - confidence) / math.log(percentile / 100))
+
+
+PERCENTILE_NAMES = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99}
+
+
+def intervals(values: list[float]) -> dict[str, tuple[float, float]]:
+    """{'p99': (lo, hi), ...}: the 95 % order-statistic interval of each percentile the samples can bound."""
+    ordered = sorted(values)
+    out = {}
+    for name, p in PERCENTILE_NAMES.items():
+        ranks = rank_bounds(len(ordered), p)
+        if ranks is not None:
+            lo, hi = ranks
+            out[name] = (ordered[lo - 1], ordered[hi - 1])
+    return out
+
+
+def itls_ms(raw: dict[str, Any]) -> list[float] | None:
+    """Every inter-token latency of the successful requests, ms; None without per-request data."""
+    itls = raw.get("itls")
+    if not isinstance(itls, list):
+        return None
+    ok = successful(raw)
+    return [float(x) * 1000 for i in ok if i < len(itls) and isinstance(itls[i], list) for x in itls[i]]

@@ -213,3 +213,23 @@ def test_the_runner_timings_are_folded_away_and_the_search_line_is_not(repo):
     assert int(timings.group(1)) == timings.group(2).count("<p>")
     outside = body.replace(timings.group(0), "")
     assert "capacity search: 28.11 req/s within" in outside and "s wall" not in outside
+
+
+def test_each_percentile_states_its_interval_or_that_it_has_none(capacity_entry):
+    """With per-request data a percentile cell carries its 95 % interval (hover: from how many requests); one that
+    too few requests cannot bound says so instead of standing as a bare figure."""
+    run = _run(capacity_entry)
+    first, second, *rest = run.rates
+    bounded = first.ttft_ms.model_copy(update={"n": 150, "ci": {"p50": (100.0, 120.0), "p95": (900.0, 1500.0)}})
+    few = second.ttft_ms.model_copy(update={"n": 20, "ci": {"p50": (90.0, 130.0)}})
+    rates = [first.model_copy(update={"ttft_ms": bounded}), second.model_copy(update={"ttft_ms": few}), *rest]
+    page = render_recipe(with_run(capacity_entry, rates=rates)).markdown()
+    table = _rates_table(page)
+    header = page.split('<table class="rc-perf rc-rates">')[1].split("</thead>")[0]
+    names = [html.unescape(re.sub(r"<[^>]+>", "", h)).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", header)]
+    p50, p95 = names.index("TTFT p50 (ms)"), names.index("TTFT p95 (ms)")
+    assert table[0][p50].endswith("[100–120]") and table[0][p95].endswith("[900–1,500]")
+    assert table[1][p95].endswith("unbounded") and table[1][p50].endswith("[90–130]")
+    assert "95 % interval from 150 requests (order statistics)" in page
+    assert "20 requests are too few to bound a p95" in page
+    assert "[" not in table[2][p95]  # a level without per-request data: the figure as the tool gave it

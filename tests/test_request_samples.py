@@ -13,6 +13,7 @@ from catalogue.request_samples import (
     decide_effective,
     exceedances,
     fewest_to_meet,
+    intervals,
     judged_count,
     request_latencies,
     steady_rates,
@@ -117,3 +118,13 @@ def test_the_methodology_pages_worked_examples_at_99_percent():
     assert decide(90, 0, 95, 0.99) == "meets" and decide(89, 0, 95, 0.99) == "undecided"
     assert decide(100, 1, 95, 0.99) == "undecided"
     assert decide(100, 12, 95, 0.99) == "misses" and decide(100, 11, 95, 0.99) == "undecided"
+
+
+def test_each_percentile_gets_its_order_statistic_interval_or_none():
+    """Ten samples bound the median by the 2nd and 9th (P(Bin(10, .5) ≤ 1) = 0.011 ≤ 0.025 < P(≤ 2) = 0.055;
+    P(≤ 8) = 0.989 ≥ 0.975 > P(≤ 7) = 0.945) and no upper percentile; 400 bound the p99."""
+    assert intervals([float(x) for x in range(10, 0, -1)]) == {"p50": (2.0, 9.0)}
+    many = intervals([float(x) for x in range(1, 401)])
+    assert set(many) == {"p50", "p90", "p95", "p99"}
+    lo, hi = many["p99"]
+    assert lo < 396 <= hi <= 400

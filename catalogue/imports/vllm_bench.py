@@ -13,7 +13,15 @@ from typing import Any
 from catalogue.benchmark import LevelResult, RateLevel, Stats
 from catalogue.errors import CatalogueError
 from catalogue.imports.source import ImportedLevels, is_number, read_json, require
-from catalogue.request_samples import exceedances, independent_share, judged_count, steady_rates
+from catalogue.request_samples import (
+    exceedances,
+    independent_share,
+    intervals,
+    itls_ms,
+    judged_count,
+    request_latencies,
+    steady_rates,
+)
 
 TOOL = "vllm bench serve"
 PREFILL_DERIVATION = (
@@ -55,7 +63,20 @@ def _stats(raw: dict[str, Any], name: str) -> Stats | None:
         "p99": raw.get(f"p99_{name}_ms"),
     }
     present = {k: float(v) for k, v in values.items() if v is not None}
-    return Stats(**present) if present else None
+    if not present:
+        return None
+    samples = per_request(raw, name)
+    if samples:
+        return Stats(**present, n=len(samples), ci=intervals(samples))
+    return Stats(**present)
+
+
+def per_request(raw: dict[str, Any], name: str) -> list[float] | None:
+    """The per-request samples of one latency (`--save-detailed`), ms, when the file keeps them."""
+    if name == "itl":
+        return itls_ms(raw)
+    samples = request_latencies(raw)
+    return samples.get(name) if samples is not None else None
 
 
 def level_from_raw(

@@ -81,6 +81,8 @@ class Column:
     """'num' (a figure), 'rate' (req/s as probed), 'pct' (a share shown as %), 'text', 'verdict'."""
     limit: float | None = None
     """The SLO limit this column's percentile is held to: cells above it are marked."""
+    stats: tuple[str, str] | None = None
+    """(latency field, percentile) of a percentile column: its cells state their interval, or that they have none."""
 
 
 def _stat(field: str, pct: str) -> Callable[[RateLevel], float | None]:
@@ -135,7 +137,8 @@ def columns(run: BenchmarkRun) -> list[Column]:
             limit = limits.get(key) if p == pct else None
             held = f"; the objective holds it to {limit:,.0f} ms" if limit is not None else ""
             what = f"{p}th percentile of {LIMIT_LABELS[key]}{held}"
-            cols.append(Column(f"{label} p{p} (ms)", what, _stat(field, f"p{p}"), limit=limit))
+            stat = _stat(field, f"p{p}")
+            cols.append(Column(f"{label} p{p} (ms)", what, stat, limit=limit, stats=(field, f"p{p}")))
     cols.append(Column("Output (tok/s)", "Output tokens per second over the window", lambda lv: lv.generation_tps))
     return [c for c in cols if any(c.get(lv) is not None for lv in run.rates)]
 
@@ -145,6 +148,9 @@ class Cell:
     text: str
     cls: str = ""
     """'rc-miss' for a percentile over its limit; 'rc-meets' or 'rc-missed' for a verdict."""
+    note: str = ""
+    """A percentile's evidence: '[12–15]' (its 95 % interval), or 'unbounded' when too few requests bound it."""
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -176,7 +182,22 @@ def _cell(column: Column, level: RateLevel) -> Cell:
     else:
         text = fmt_num(value)
     miss = column.limit is not None and isinstance(value, int | float) and value > column.limit
-    return Cell(text, "rc-miss" if miss else "")
+    note, title = evidence(column, level) if value is not None else ("", "")
+    return Cell(text, "rc-miss" if miss else "", note, title)
+
+
+def evidence(column: Column, level: RateLevel) -> tuple[str, str]:
+    """(note, hover text) of a percentile cell: its 95 % interval and n, or why it has none."""
+    if column.stats is None:
+        return "", ""
+    field, pct = column.stats
+    stats: Stats | None = getattr(level, field)
+    if stats is None or stats.ci is None or stats.n is None:
+        return "", ""
+    if pct in stats.ci:
+        lo, hi = stats.ci[pct]
+        return f"[{fmt_num(lo)}–{fmt_num(hi)}]", f"95 % interval from {stats.n:,} requests (order statistics)"
+    return "unbounded", f"{stats.n:,} requests are too few to bound a {pct}: the figure is near their largest"
 
 
 def rows(run: BenchmarkRun) -> list[Row]:
