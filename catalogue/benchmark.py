@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from catalogue.passport import HostPassport
+from catalogue.quality import Quality
 from catalogue.slo import Slo
 from catalogue.strict import Strict
 from catalogue.workload import Workload
@@ -249,6 +250,10 @@ class BenchmarkRun(Strict):
     )
     slo: Slo | None = Field(None, description="The latency objective the rate levels were judged against.")
     capacity: Capacity | None = Field(None, description="The capacity search's result; null when none ran or ended.")
+    quality: Quality | None = Field(
+        None,
+        description="Tool-calling and accuracy checks against the same server after the sweep; null: not measured.",
+    )
     complete: bool = Field(True, description="False when the run stopped early.")
     incomplete_reason: str | None = Field(None, description="Why the run stopped early.")
     notes: list[str] = Field(default_factory=list, description="Facts about the run that fit no figure.")
