@@ -10,6 +10,7 @@ from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, Pos
 from catalogue.passport import HostPassport
 from catalogue.quality import Quality
 from catalogue.slo import Slo
+from catalogue.spec_decode import SpecDecodeFigures
 from catalogue.strict import Strict
 from catalogue.workload import Workload
 
@@ -51,6 +52,9 @@ class Figures(Strict):
     stdev: NonNegativeFloat | None = Field(None, description="Standard deviation the source reports.")
     stdev_of: str | None = Field(None, description="What `stdev` is the deviation of, in the source's words.")
     raw: list[str] = Field(default_factory=list, description="Raw result files of this level, relative to the run.")
+    spec_decode: SpecDecodeFigures | None = Field(
+        None, description="Speculative decoding during the level, from vLLM's /metrics counters; null: none read."
+    )
 
 
 class LevelResult(Figures):
