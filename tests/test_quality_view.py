@@ -56,3 +56,24 @@ def test_the_box_says_random_weights_skips_and_absence():
     assert quality_box(off).rows == [] and "an embedding model has no chat" in quality_box(off).notes[0]
     failed = SimpleNamespace(quality=q.Quality(checks=[q.failed_check("tool-calling", 5, 1.0, "refused")]))
     assert quality_box(failed).rows[0][3] == "no score (refused)"
+
+
+def test_a_run_page_shows_quality_and_speculative_decoding_per_level(capacity_entry):
+    from dataclasses import replace
+
+    from catalogue.site.pages import render_recipe
+    from catalogue.spec_decode import SpecDecodeFigures
+
+    run = capacity_entry.runs[-1]
+    spec = SpecDecodeFigures(
+        drafts=10, draft_tokens=30, accepted_tokens=12, acceptance_rate=0.4, mean_accepted_length=2.2
+    )
+    levels = [lv.model_copy(update={"spec_decode": spec}) for lv in run.levels]
+    quality = checks(0.0, 0.0).model_copy(update={"random_weights": True})
+    entry = replace(capacity_entry, runs=[run.model_copy(update={"levels": levels, "quality": quality})])
+    html = render_recipe(entry).markdown()
+    assert "<th>Acceptance rate</th>" in html and "12 of 30" in html and "<td>2.2</td>" in html
+    assert "Tool calling</td><td>tool-eval-bench 3.0.0</td><td>5</td><td>0 (2/5)</td>" in html
+    assert "random weights" in html
+    plain = render_recipe(capacity_entry).markdown()
+    assert "Acceptance rate" not in plain and "Quality: not measured in this run" in plain
