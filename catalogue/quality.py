@@ -28,15 +28,17 @@ class QualitySetting(Strict):
     """A recipe's `sweep.quality`: the checks run after the sweep unless turned off with a reason."""
 
     enabled: bool = Field(True, description="Run the tool-calling and accuracy checks after the sweep.")
-    reason: str | None = Field(None, description="Why the checks are off (required when enabled is false).")
+    reason: str | None = Field(
+        None, description="Why the checks, or the tool-calling check, are off (required when either is false)."
+    )
     tool_calling: bool = Field(
         True, description="Run the tool-calling check (the server needs a chat template and a tool parser)."
     )
 
     @model_validator(mode="after")
     def _reason(self) -> QualitySetting:
-        if not self.enabled and not (self.reason or "").strip():
-            raise ValueError("enabled: false needs a reason (shown on the page)")
+        if not (self.enabled and self.tool_calling) and not (self.reason or "").strip():
+            raise ValueError("enabled: false or tool_calling: false needs a reason (shown on the page)")
         return self
 
 

@@ -50,6 +50,8 @@ def test_turning_the_checks_off_needs_a_reason():
     assert q.QualitySetting(enabled=False, reason="a vision model").reason == "a vision model"
     with pytest.raises(ValidationError, match="needs a reason"):
         q.QualitySetting(enabled=False)
+    with pytest.raises(ValidationError, match="needs a reason"):
+        q.QualitySetting(tool_calling=False)
     with pytest.raises(ValidationError):
         q.QualitySetting(enabeld=False, reason="typo")  # type: ignore[call-arg]
 
