@@ -133,24 +133,33 @@ def accuracy_check(items: list[Item], completions: list[str], took_s: float) -> 
     )
 
 
+REJECTED = "Endpoint rejected the request"
+"""How tool-eval-bench 3.0.0 summarises a scenario the server refused before the model produced anything."""
+
+
 def tool_eval_check(report: Mapping[str, Any], took_s: float, raw: str | None) -> QualityCheck:
-    """The tool-calling check's record from tool-eval-bench's JSON report (--json-file)."""
-    scenarios = report.get("scenario_results") or report.get("scenarios") or []
-    if not isinstance(scenarios, list):
-        raise ValueError("tool-eval-bench report: scenario_results is not a list")
-    passed = sum(1 for s in scenarios if isinstance(s, Mapping) and str(s.get("status", "")).lower() == "pass")
-    score = report.get("final_score", report.get("score"))
-    if not isinstance(score, int | float) or isinstance(score, bool):
-        raise ValueError("tool-eval-bench report: no final_score")
+    """The tool-calling check's record from tool-eval-bench's JSON report (--json-file: `final_score`, and
+    `scores.scenario_results` with each scenario's status). A scenario the server refused (an HTTP error before the
+    model answered) says nothing of the model: then the check gives no score."""
+    scores = report.get("scores")
+    scenarios = scores.get("scenario_results") if isinstance(scores, Mapping) else None
+    score = report.get("final_score")
+    if not isinstance(scenarios, list) or not isinstance(score, int | float) or isinstance(score, bool):
+        raise ValueError("tool-eval-bench report: no final_score or scores.scenario_results")
+    results = [s for s in scenarios if isinstance(s, Mapping)]
+    refused = [s for s in results if REJECTED in str(s.get("summary", ""))]
+    if refused:
+        why = str(refused[0].get("summary", "")).split("\n", 1)[0][:200]
+        raise ValueError(f"the server refused {len(refused)} of {len(results)} scenarios: {why}")
     return QualityCheck(
         kind="tool-calling",
         tool=TOOL_EVAL,
         version=TOOL_EVAL_VERSION,
-        items=len(scenarios),
-        passed=passed,
+        items=len(results),
+        passed=sum(1 for s in results if str(s.get("status", "")).lower() == "pass"),
         score=float(score),
         took_s=round(took_s, 2),
-        method="tool-eval-bench's own final score (pass 2, partial 1, fail 0 per scenario, as a per cent)",
+        method="tool-eval-bench's own final score (0-100) over its scenarios, temperature 0",
         raw=raw,
     )
 

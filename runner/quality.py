@@ -66,16 +66,30 @@ def tool_eval_command() -> str | None:
     return str(beside) if beside.exists() else None
 
 
-def tool_eval_argv(command: str, endpoint: str, model: str, report: Path) -> list[str]:
-    """tool-eval-bench's few scenarios against the endpoint, greedy, its JSON report in `report`."""
+def tool_eval_argv(command: str, endpoint: str, model: str, report: Path, max_tokens: int | None = None) -> list[str]:
+    """tool-eval-bench's few scenarios against the endpoint, greedy, its JSON report in `report`; `max_tokens` caps
+    each answer (it asks for 16384 by default, which a server with a shorter context refuses)."""
+    cap = ["--backend-kwargs", json.dumps({"max_tokens": max_tokens})] if max_tokens else []
     return [
         command, "run", "--base-url", endpoint, "--model", model, "--backend", "vllm",
         "--scenarios", *q.TOOL_EVAL_SCENARIOS, "--temperature", "0", "--seed", "0", "--timeout", "60",
-        "--max-turns", "4", "--no-warmup", "--no-probe-engine", "--no-live", "--json-file", str(report),
+        "--max-turns", "4", "--no-warmup", "--no-probe-engine", "--no-live", "--json-file", str(report), *cap,
     ]  # fmt: skip
 
 
-def tool_calling(endpoint: str, key: str, model: str, raw_dir: Path, relative: str) -> q.QualityCheck:
+def answer_cap(recipe: Recipe) -> int | None:
+    """Half the recipe's --max-model-len when that is under 32768 tokens (the rest is left for the prompt); None
+    leaves tool-eval-bench's own 16384."""
+    try:
+        length = int(str(recipe.serving.flags.get("max-model-len", "0")).lower().replace("k", "000"))
+    except ValueError:
+        return None
+    return length // 2 if 0 < length < 32768 else None
+
+
+def tool_calling(
+    endpoint: str, key: str, model: str, raw_dir: Path, relative: str, max_tokens: int | None = None
+) -> q.QualityCheck:
     """Run tool-eval-bench in a scratch folder (it keeps a database and reports in its working folder); keep its
     JSON report and log in the run's raw folder."""
     items = len(q.TOOL_EVAL_SCENARIOS)
@@ -89,7 +103,7 @@ def tool_calling(endpoint: str, key: str, model: str, raw_dir: Path, relative: s
     with tempfile.TemporaryDirectory(prefix="tool-eval-") as scratch, open(log, "wb") as out:
         try:
             proc = subprocess.run(
-                tool_eval_argv(command, endpoint, model, report),
+                tool_eval_argv(command, endpoint, model, report, max_tokens),
                 cwd=scratch,
                 env=env,
                 stdout=out,
@@ -118,7 +132,7 @@ def run_checks(plan: Plan, recipe: Recipe, key: str) -> q.Quality:
     model = served_model(plan, recipe)
     checks = [accuracy(plan.endpoint, key, model)]
     if setting.tool_calling:
-        checks.append(tool_calling(plan.endpoint, key, model, plan.raw_dir, plan.stamp))
+        checks.append(tool_calling(plan.endpoint, key, model, plan.raw_dir, plan.stamp, answer_cap(recipe)))
     else:
         checks.append(
             q.failed_check("tool-calling", 0, 0.0, f"turned off by the recipe: {setting.reason or 'no reason'}")

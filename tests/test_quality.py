@@ -30,12 +30,23 @@ def test_exact_match_reads_the_first_line_only():
     assert (check.passed, check.score, check.took_s, check.kind) == (1, 33.3, 1.23, "accuracy")
 
 
+def report(*results: dict, score: int = 40) -> dict:
+    """The parts of tool-eval-bench 3.0.0's --json-file report the check reads (as it wrote them here)."""
+    return {"final_score": score, "total_scenarios": len(results), "scores": {"scenario_results": list(results)}}
+
+
 def test_tool_eval_report_gives_its_own_score():
-    report = {"final_score": 40, "scenario_results": [{"status": "pass"}, {"status": "fail"}, {"status": "partial"}]}
-    check = q.tool_eval_check(report, 12.0, "20261125T000000Z/tool-eval.json")
+    found = report({"status": "pass"}, {"status": "fail", "summary": "wrong tool"}, {"status": "partial"})
+    check = q.tool_eval_check(found, 12.0, "20261125T000000Z/tool-eval.json")
     assert (check.score, check.passed, check.items, check.version) == (40.0, 1, 3, q.TOOL_EVAL_VERSION)
     with pytest.raises(ValueError, match="no final_score"):
-        q.tool_eval_check({"scenario_results": []}, 1.0, None)
+        q.tool_eval_check({"scores": {"scenario_results": []}}, 1.0, None)
+
+
+def test_requests_the_server_refused_are_no_score():
+    refused = {"status": "fail", "summary": "Endpoint rejected the request with HTTP 400 before the model produced"}
+    with pytest.raises(ValueError, match="refused 1 of 2 scenarios: Endpoint rejected"):
+        q.tool_eval_check(report({"status": "pass"}, refused, score=50), 1.0, None)
 
 
 def test_a_failed_check_claims_no_score():

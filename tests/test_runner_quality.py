@@ -14,7 +14,7 @@ from types import SimpleNamespace
 from catalogue import quality as q
 from runner import quality as rq
 
-REPORT = {"final_score": 40, "scenario_results": [{"status": "pass"}, {"status": "fail"}]}
+REPORT = {"final_score": 40, "scores": {"scenario_results": [{"status": "pass"}, {"status": "fail"}]}}
 
 
 def fake_tool(tmp_path: Path, body: str) -> str:
