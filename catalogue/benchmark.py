@@ -8,7 +8,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from catalogue.passport import HostPassport
+from catalogue.quality import Quality
 from catalogue.slo import Slo
+from catalogue.spec_decode import SpecDecodeFigures
 from catalogue.strict import Strict
 from catalogue.workload import Workload
 
@@ -60,6 +62,9 @@ class Figures(Strict):
     stdev: NonNegativeFloat | None = Field(None, description="Standard deviation the source reports.")
     stdev_of: str | None = Field(None, description="What `stdev` is the deviation of, in the source's words.")
     raw: list[str] = Field(default_factory=list, description="Raw result files of this level, relative to the run.")
+    spec_decode: SpecDecodeFigures | None = Field(
+        None, description="Speculative decoding during the level, from vLLM's /metrics counters; null: none read."
+    )
 
 
 class LevelResult(Figures):
@@ -264,6 +269,10 @@ class BenchmarkRun(Strict):
     )
     slo: Slo | None = Field(None, description="The latency objective the rate levels were judged against.")
     capacity: Capacity | None = Field(None, description="The capacity search's result; null when none ran or ended.")
+    quality: Quality | None = Field(
+        None,
+        description="Tool-calling and accuracy checks against the same server after the sweep; null: not measured.",
+    )
     complete: bool = Field(True, description="False when the run stopped early.")
     incomplete_reason: str | None = Field(None, description="Why the run stopped early.")
     notes: list[str] = Field(default_factory=list, description="Facts about the run that fit no figure.")

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
+from catalogue.quality import QualitySetting
 from catalogue.slo import OpenLoop, Slo
 from catalogue.strict import Strict
 from catalogue.workload import Workload
@@ -191,6 +192,10 @@ class Sweep(Strict):
     )
     slo: Slo | None = Field(
         None, description="Latency objective: rate levels report goodput and attainment against it; capacity needs it."
+    )
+    quality: QualitySetting = Field(
+        default_factory=QualitySetting,
+        description="The tool-calling and accuracy checks after the sweep (on unless turned off with a reason).",
     )
 
     @model_validator(mode="after")

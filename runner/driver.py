@@ -13,7 +13,9 @@ is parsed by `vllm bench serve`'s own parser and run by its own `main`. A job wh
 came out shorter than `min_s` runs again with proportionally more prompts (at most MAX_ATTEMPTS
 times), so a level is long enough for its figures, its one-second peak above all, to mean something;
 the saved raw result is that of the last attempt. One JSON line per finished job is appended to
-EVENTS.jsonl. A job with "parse_only" is only checked (the capacity search's probe, whose rate comes later).
+EVENTS.jsonl; a job with "metrics_url" (a recipe with speculative decoding) carries vLLM's speculative-decoding counter
+lines from the server's /metrics before and after its last attempt. A job with "parse_only" is only checked (the
+capacity search's probe, whose rate comes later).
 With --more, the driver then reports `idle` and runs each `job {...}` line it reads until a line `end`:
 the capacity search decides each probe from the last one's result, in the same process.
 """
@@ -92,6 +94,24 @@ def main(jobs_path: Path, events_path: Path, wait_for_more: bool = False) -> int
     return 0
 
 
+SPEC_PREFIX = "vllm:spec_decode_"
+"""The counter lines kept from /metrics around a level (catalogue.spec_decode reads them)."""
+
+
+def spec_lines(url: str | None) -> str | None:
+    """vLLM's speculative-decoding counter lines on `url` (/metrics); None without a URL or when it does not answer."""
+    if not url:
+        return None
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            text = response.read().decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+    return "".join(line + "\n" for line in text.splitlines() if line.startswith(SPEC_PREFIX))
+
+
 def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class) -> bool:
     """Run one job (again with more prompts while its window is shorter than `min_s`); one event line either way."""
     argv = job["argv"]
@@ -103,6 +123,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
         add_cli_args(parser)
         args = parser.parse_args(argv[3:] + ([] if num_prompts is None else ["--num-prompts", str(num_prompts)]))
         job_start = time.monotonic()
+        before = spec_lines(job.get("metrics_url"))
         try:
             result = bench_main(args)
         except Exception as exc:  # the client's own failure: report it
@@ -115,6 +136,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
                 trace=traceback.format_exc(limit=3),
             )
             return False
+        after = spec_lines(job.get("metrics_url"))
         duration = float(result.get("duration") or 0)
         if duration >= min_s or attempts >= MAX_ATTEMPTS or result.get("failed"):
             break
@@ -130,6 +152,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
         failed=result.get("failed", 0),
         attempts=attempts,
         num_prompts=args.num_prompts,
+        **({"spec_before": before, "spec_after": after} if before is not None and after is not None else {}),
     )
     return True
 

@@ -33,10 +33,13 @@ class Job:
     """The capacity search's probe number."""
     parse_only: bool = False
     """Checked by the client before any server starts, never run: the template of the search's probes."""
+    metrics_url: str | None = None
+    """The server's /metrics, read before and after the level (a recipe with speculative decoding)."""
 
     def payload(self) -> dict:
         """What the benchmark client is given (jobs.json, or a `job` line)."""
-        return {"name": self.name, "argv": self.argv, "min_s": self.min_s, "parse_only": self.parse_only}
+        found = {"name": self.name, "argv": self.argv, "min_s": self.min_s, "parse_only": self.parse_only}
+        return {**found, "metrics_url": self.metrics_url} if self.metrics_url else found
 
 
 def rate_job(template: Job, name: str, rate: float, requests: int, probe: int | None = None) -> Job:
@@ -51,7 +54,7 @@ def rate_job(template: Job, name: str, rate: float, requests: int, probe: int | 
         settings.append(("--seed", str(PROBE_SEED + probe)))
     for option, value in settings:
         argv[argv.index(option) + 1] = value
-    return Job(name, None, None, argv, 0.0, rate=rate, probe=probe)
+    return Job(name, None, None, argv, 0.0, rate=rate, probe=probe, metrics_url=template.metrics_url)
 
 
 def level_jobs(entry: Entry, recipe: Recipe, endpoint: str, raw: str, stamp: str, capacity: bool) -> list[Job]:
@@ -83,12 +86,16 @@ def level_jobs(entry: Entry, recipe: Recipe, endpoint: str, raw: str, stamp: str
         )
         for n in recipe.sweep.long_context
     ]
+    if "speculative-config" in recipe.serving.flags and recipe.topology.kind != "replicas":
+        # the servers' own counters (behind a router, several servers share the traffic: not read)
+        jobs = [replace(job, metrics_url=f"{endpoint}/metrics") for job in jobs]
     open_loop = recipe.sweep.open_loop
     if open_loop is None:
         return jobs
     rates = list(open_loop.rates)
     template_rate = rates[0] if rates else 1.0
     template = Job("probe-template", None, None, [*rate_bench_argv(recipe, template_rate, endpoint), *save("probe")])
+    template = replace(template, metrics_url=jobs[0].metrics_url if jobs else None)
     jobs += [rate_job(template, rate_name(r), r, open_loop.requests_at(r)) for r in rates]
     if capacity:
         jobs.append(replace(template, parse_only=True))

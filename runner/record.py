@@ -24,6 +24,7 @@ from catalogue.benchmark import (
     Workload,
 )
 from catalogue.imports.vllm_bench import PREFILL_DERIVATION
+from catalogue.quality import Quality
 from catalogue.secret_scan import value_is_secret
 from catalogue.slo import Slo
 from catalogue.topology import LITELLM_VERSION
@@ -123,6 +124,7 @@ def build_run(
     rates: list[RateLevel] | None = None,
     slo: Slo | None = None,
     capacity: Capacity | None = None,
+    quality: Quality | None = None,
     complete: bool,
     reason: str | None,
     notes: list[str],
@@ -138,6 +140,7 @@ def build_run(
         rates=sorted(rates or [], key=lambda lv: (lv.probe is not None, lv.probe or 0, lv.offered_rps or 0)),
         slo=slo,
         capacity=capacity,
+        quality=quality,
         complete=complete,
         incomplete_reason=reason,
         notes=notes,

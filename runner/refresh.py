@@ -29,6 +29,7 @@ from runner.jobs import Job
 from runner.lock import refresh_lock
 from runner.plan import Plan, make_plan
 from runner.preflight import PreflightFailed, run_preflight
+from runner.quality import step_quality
 from runner.record import build_run, provenance, write_run
 from runner.rerun import refuse_different, reproducing, same_setup
 from runner.state import Bar, Progress, Running
@@ -106,6 +107,7 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
         rates=rates,
         slo=slo if rates else None,
         capacity=progress.capacity,
+        quality=progress.quality,
         workload=sweep_workload(recipe, progress.client_vllm_version),
         complete=complete,
         reason=reason,
@@ -200,7 +202,7 @@ def step_capacity(r: Refresh) -> None:
         r.progress.capacity = capacity_search.search(r.plan, r.entry.recipe, r.sweep, r.progress)
 
 
-STEPS = (step_clear, step_launch, step_ray, step_ready, step_router, step_sweep, step_capacity)
+STEPS = (step_clear, step_launch, step_ray, step_ready, step_router, step_sweep, step_capacity, step_quality)
 """A refresh, in order; any step may raise ServerFailed, ClientFailed or KeyboardInterrupt."""
 
 

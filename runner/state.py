@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from catalogue.benchmark import Capacity, HostFacts, LevelResult, RateLevel
 from catalogue.passport import Passport
+from catalogue.quality import Quality
 from runner import ray_cluster
 from runner import server as srv
 from runner.containers import remove_labelled
@@ -31,6 +32,8 @@ class Progress:
     """The probes the search made (their commands go into the run file)."""
     capacity: Capacity | None = None
     """The search's result, once it ended."""
+    quality: Quality | None = None
+    """The quality checks' section, once they ran."""
     vllm_version: str = "unknown"
     client_vllm_version: str | None = None
     snapshot: str | None = None

@@ -8,11 +8,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalogue.imports.vllm_bench import level_from_raw, rate_level_from_raw
+from catalogue.spec_decode import SpecDecodeFigures, figures, parse_counters
 from runner.jobs import Job
 from runner.plan import Plan
 
 if TYPE_CHECKING:
     from runner.state import Bar, Progress, Running
+
+
+def spec_figures(event: dict) -> SpecDecodeFigures | None:
+    """A level's speculative-decoding figures from the counter lines the client read around it; None when it read
+    none, or the server exports none (the recipe's method made no drafts the counters know of)."""
+    before, after = event.get("spec_before"), event.get("spec_after")
+    if before is None or after is None:
+        return None
+    first, last = parse_counters(before), parse_counters(after)
+    if first is None or last is None:
+        return None
+    try:
+        return figures(first, last)
+    except ValueError:
+        return None
 
 
 class ClientFailed(Exception):
@@ -114,8 +130,10 @@ class Sweep:
             raise ClientFailed(f"benchmark client failed at {name}: {event['error']}")
         raw = json.loads((self.plan.raw_dir / f"{name}.json").read_text())
         raw_name = f"{self.plan.stamp}/{name}.json"
+        spec = spec_figures(event)
         if job.rate is not None:
-            self.progress.rates[name] = rate_level_from_raw(raw, raw_name, job.probe, self.limits)
+            rate = rate_level_from_raw(raw, raw_name, job.probe, self.limits)
+            self.progress.rates[name] = rate.model_copy(update={"spec_decode": spec}) if spec else rate
         else:
             assert job.concurrency is not None
             result = level_from_raw(raw, job.concurrency, raw_name, job.prompt_tokens)
@@ -123,7 +141,7 @@ class Sweep:
                 raise ClientFailed(
                     f"{name}: {result.failed} of {result.failed + (result.completed or 0)} requests failed"
                 )
-            self.progress.levels[name] = result
+            self.progress.levels[name] = result.model_copy(update={"spec_decode": spec}) if spec else result
         overhead = event["wall_s"] - (event.get("duration_s") or 0)
         again = (
             f"; ran {event['attempts']} times to last at least {job.min_s:g} s ({event.get('num_prompts')} requests)"

@@ -115,8 +115,19 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
     passport = prov.hosts[0].passport
     assert passport.before.mem_available_mib > 0 and passport.after.read_at > passport.before.read_at
     assert passport.before.gpu == "no GPU" and passport.before.kernel == os.uname().release
+    # The quality checks ran against the same server after the sweep; the random weights are said, not hidden.
+    quality = run.quality
+    accuracy = quality.check("accuracy")
+    assert quality.random_weights and accuracy.items == 20 and accuracy.score is not None and accuracy.took_s > 0
+    tool = quality.check("tool-calling")
+    if os.environ.get("CATALOGUE_TOOL_EVAL"):  # nox -s tests installs tool-eval-bench
+        assert tool.score is not None and tool.items == 5, tool.error
+        assert json.loads((folder / "runs" / tool.raw).read_text())["final_score"] == tool.score
+    else:
+        assert tool.score is None and "not installed" in tool.error
     page = render_recipe(entry).markdown()
     assert "Measured by the catalogue runner" in page and f"{run.levels[0].completed}" in page
+    assert "random weights" in page and f"tool-eval-bench {tool.version}" in page
     assert ours_alive(str(port)) == []
 
 

@@ -19,6 +19,9 @@ TEXT = [
     "A recipe is a launch command, a benchmark sweep and the reasons behind every flag.",
     "Numbers without a date and a source are rumours, not measurements.",
 ] * 8
+CHAT_TEMPLATE = (Path(__file__).resolve().parents[1] / "tests" / "data" / "chat-template.jinja").read_text()
+"""The plain role: content template the tests serve with; in the tokenizer, chat requests (llama-benchy, the
+tool-calling check) work without a --chat-template flag."""
 
 
 def main(out: Path) -> None:
@@ -39,6 +42,7 @@ def main(out: Path) -> None:
                 "eos_token": "</s>",
                 "model_max_length": 512,
                 "clean_up_tokenization_spaces": False,
+                "chat_template": CHAT_TEMPLATE,
             },
             indent=2,
         )

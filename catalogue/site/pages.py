@@ -21,6 +21,7 @@ from catalogue.site.index_page import IndexRow, render_index
 from catalogue.site.page import Page
 from catalogue.site.passport_view import where_it_ran
 from catalogue.site.prose import paragraphs
+from catalogue.site.quality_view import KINDS, compare_rows, quality_box
 from catalogue.site.templating import render
 from catalogue.site.urls import COMPARE_INDEX, METHODOLOGY, link, recipe_path
 from catalogue.topology import nodes_used
@@ -199,6 +200,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         methodology_url=link(path, METHODOLOGY),
         flag_text=lambda name: " ".join(flag_words(name, recipe.serving.flags[name])),
         where=where_it_ran,
+        quality=quality_box,
     )
 
 
@@ -293,6 +295,8 @@ def render_compare(model: str, platform: str, entries: list[Entry]) -> Page:
         cap_apart=cap_apart,
         cap_figure=capacity_headline.capacity_figure,
         bracket=capacity_headline.bracket_text,
+        quality_rows=compare_rows([(m.short, m.entry) for m in members]),
+        quality_kinds=[label for _, label in KINDS],
     )
     title = f"{model} on {platform}: recipes compared"
     return Page(

@@ -1,0 +1,83 @@
+"""The runner's quality step without a server: the recipe's switch, tool-eval-bench's command, report and failures
+(a stand-in script), and the accuracy check against a stand-in completions endpoint."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import stat
+import sys
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+from catalogue import quality as q
+from runner import quality as rq
+
+REPORT = {"final_score": 40, "scores": {"scenario_results": [{"status": "pass"}, {"status": "fail"}]}}
+
+
+def fake_tool(tmp_path: Path, body: str) -> str:
+    """A `tool-eval-bench` that runs `body` with argv and the environment at hand."""
+    script = tmp_path / "tool-eval-bench"
+    script.write_text(f"#!{sys.executable}\nimport json, os, sys\n{body}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_tool_calling_reads_the_report_and_never_puts_the_key_on_the_command_line(tmp_path, monkeypatch):
+    body = (
+        "argv = sys.argv[1:]\n"
+        "assert 'sk-secret' not in ' '.join(argv) and os.environ['TOOL_EVAL_API_KEY'] == 'sk-secret'\n"
+        "assert 'TOOL_EVAL_MODEL' not in os.environ\n"
+        f"open(argv[argv.index('--json-file') + 1], 'w').write(json.dumps({REPORT!r}))\n"
+    )
+    monkeypatch.setenv("CATALOGUE_TOOL_EVAL", fake_tool(tmp_path, body))
+    monkeypatch.setenv("TOOL_EVAL_MODEL", "an owner's default")
+    check = rq.tool_calling("http://127.0.0.1:9", "sk-secret", "tiny", tmp_path, "stamp")
+    assert (check.score, check.passed, check.items, check.raw) == (40.0, 1, 2, "stamp/tool-eval.json"), check.error
+
+
+def test_a_failing_tool_gives_no_score(tmp_path, monkeypatch):
+    body = "argv = sys.argv[1:]\nopen(argv[argv.index('--json-file') + 1], 'w').write('{\"error\": \"refused\"}')\n"
+    monkeypatch.setenv("CATALOGUE_TOOL_EVAL", fake_tool(tmp_path, body + "sys.exit(1)"))
+    check = rq.tool_calling("http://127.0.0.1:9", "k", "tiny", tmp_path, "stamp")
+    assert check.score is None and "refused" in check.error
+    monkeypatch.setenv("CATALOGUE_TOOL_EVAL", fake_tool(tmp_path, "sys.exit(0)"))  # exits without a report
+    assert rq.tool_calling("http://127.0.0.1:9", "k", "tiny", tmp_path, "s").score is None
+
+
+def test_accuracy_against_a_server_that_answers_every_item(monkeypatch):
+    answers = {item.prompt: item.answer for item in q.accuracy_items()}
+    wrong = set(list(answers)[:3])
+
+    class Completions(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            assert body["temperature"] == 0 and self.headers["Authorization"] == "Bearer k"
+            text = "x" if body["prompt"] in wrong else " " + answers[body["prompt"]]
+            out = json.dumps({"choices": [{"text": text}]}).encode()
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, format: str, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Completions)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        check = rq.accuracy(f"http://127.0.0.1:{server.server_address[1]}", "k", "tiny")
+    finally:
+        server.shutdown()
+    assert (check.passed, check.items, check.score) == (17, 20, 85.0)
+    assert rq.accuracy("http://127.0.0.1:9", "k", "tiny").error.startswith("URLError")
+
+
+def test_a_recipe_that_turns_the_checks_off_records_its_reason(tmp_path):
+    recipe = SimpleNamespace(
+        sweep=SimpleNamespace(quality=q.QualitySetting(enabled=False, reason="an embedding model")),
+        serving=SimpleNamespace(flags={"load-format": "dummy"}),
+    )
+    got = rq.run_checks(SimpleNamespace(), recipe, "k")
+    assert got == q.Quality(skipped="an embedding model", random_weights=True)
