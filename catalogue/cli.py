@@ -51,9 +51,18 @@ def _parser() -> argparse.ArgumentParser:
     dump.add_argument("--out", type=Path, help="file (default: snapshots/vllm-<version>.json)")
     dump.add_argument("--image", help="record the snapshot as taken inside this image")
 
-    new = sub.add_parser("new", help="write a recipe from a pasted launch command (docker run ... vllm serve ...)")
-    new.add_argument("recipe_id")
-    new.add_argument("--from-command", required=True, metavar="FILE", help="file with the command, or - for stdin")
+    new = sub.add_parser(
+        "new",
+        help="write a draft recipe from a pasted launch command (docker run ... vllm serve ...) or a sparkrun recipe",
+    )
+    new.add_argument("recipe_id", help="the draft's id (with a folder of sparkrun recipes: the prefix of each id)")
+    source = new.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from-command", metavar="FILE", help="file with the command, or - for stdin")
+    source.add_argument(
+        "--from-sparkrun",
+        metavar="PATH",
+        help="a sparkrun recipe file (v2 or v1); or a folder (the registry's layout too): one draft per recipe file",
+    )
     new.add_argument("--snapshot", type=Path, help="read flags with this flag snapshot, not the installed vLLM")
     new.add_argument("--model", help="Hugging Face id, when `vllm serve` names a local path")
     new.add_argument("--platform", default="dgx-spark", help="copy the hardware of a recipe on this platform")
@@ -159,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
             from catalogue.commands.stale import run_stale
 
             return run_stale(roots, args.days, args.ids, args.nodes, args.today)
+        if args.command == "new" and args.from_sparkrun:
+            from catalogue.commands.new_sparkrun import run_new_sparkrun
+
+            return run_new_sparkrun(roots, args.recipe_id, args.from_sparkrun, args.snapshot, args.platform)
         if args.command == "new":
             from catalogue.commands.new import run_new
 
