@@ -72,12 +72,12 @@ def python_at_least(minor: int) -> str | None:
     """A Python 3.minor or newer on this machine: on PATH, or in pyenv's versions folder."""
     import shutil
 
-    for version in range(14, minor - 1, -1):
+    for version in range(minor, 15):
         found = shutil.which(f"python3.{version}")
-        if found:
+        if found and "shims" not in Path(found).parts:  # a pyenv shim fails unless its version is selected
             return found
     root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    for version in range(14, minor - 1, -1):
+    for version in range(minor, 15):
         for python in sorted(root.glob(f"3.{version}.*/bin/python3"), reverse=True):
             return str(python)
     return None
