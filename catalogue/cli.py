@@ -38,9 +38,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     val.add_argument("--no-flags", action="store_true", help="skip flag validation")
 
-    exp = sub.add_parser("export", help="write the generated Markdown pages to a folder")
-    exp.add_argument("out", type=Path)
+    exp = sub.add_parser(
+        "export",
+        help="write the generated Markdown pages to a folder; with --sparkrun ID, one recipe as a sparkrun recipe file",
+    )
+    exp.add_argument(
+        "out", type=Path, nargs="?", help="folder (with --sparkrun: the file, or a folder; default ./ID.yaml)"
+    )
     exp.add_argument("ids", nargs="*")
+    exp.add_argument("--sparkrun", metavar="ID", help="write this recipe as a sparkrun recipe (format v2)")
 
     sch = sub.add_parser("schema", help="write the JSON Schemas of the recipe and run files")
     sch.add_argument("out", type=Path, nargs="?", default=Path("schemas"))
@@ -148,8 +154,15 @@ def main(argv: list[str] | None = None) -> int:
 
                 return run_drift(roots, args.ids)
             return run_validate(roots, args.ids, args.snapshot, check_flags=not args.no_flags, release=args.vllm)
+        if args.command == "export" and args.sparkrun:
+            from catalogue.commands.export_sparkrun import run_export_sparkrun
+
+            return run_export_sparkrun(roots, args.sparkrun, args.out)
         if args.command == "export":
             from catalogue.commands.export import run_export
+
+            if args.out is None:
+                raise CatalogueError("export", "name the folder to write the pages to (or --sparkrun ID)")
 
             return run_export(roots, args.ids, args.out)
         if args.command == "schema":

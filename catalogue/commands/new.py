@@ -322,8 +322,8 @@ def _new(
     write_text(target, body)
     for note in [*(from_sparkrun.notes if from_sparkrun else []), *notes]:
         print(redact(f"note: {note}", secrets))
-    for line in from_sparkrun.lines if from_sparkrun else []:
-        print(redact(line, secrets))
+    for unhonoured in from_sparkrun.lines if from_sparkrun else []:
+        print(redact(unhonoured, secrets))
     for finding in findings:
         print(redact(str(finding), secrets))
     for name, said in moved:

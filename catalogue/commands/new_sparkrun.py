@@ -26,7 +26,7 @@ def recipe_files(folder: Path) -> list[Path]:
     if registry.is_file():
         data = parse_yaml(registry.read_text(encoding="utf-8"), registry)
         entries = data.get("registries", []) if isinstance(data, dict) else []
-        named = [e.get("recipes") for e in entries if isinstance(e, dict) and isinstance(e.get("recipes"), str)]
+        named = [str(e["recipes"]) for e in entries if isinstance(e, dict) and isinstance(e.get("recipes"), str)]
         if not named:
             raise CatalogueError(registry, "names no recipe folder", "registries")
         roots = [folder / name for name in named]
