@@ -17,7 +17,7 @@ from catalogue.errors import CatalogueError, from_validation, yaml_line
 from catalogue.paste.docker_run import DockerRun, DockerRunOptions
 from catalogue.paste.launch import Launch, read_launch
 from catalogue.paste.sparkrun_bench import benchmark_sweep
-from catalogue.paste.sparkrun_format import SPARKRUN_VERSION, SparkrunRecipe, unfilled
+from catalogue.paste.sparkrun_format import PLACEHOLDER, SPARKRUN_VERSION, SparkrunRecipe, unfilled
 from catalogue.yaml_files import parse_yaml
 
 VLLM_RUNTIMES = ("", "vllm", "vllm-distributed", "vllm-ray", "eugr-vllm")
@@ -88,11 +88,22 @@ def _field_lines(recipe: SparkrunRecipe, text: str, label: str) -> list[str]:
         if key in NOT_HONOURED and value not in (None, [], {}, ""):
             line(key, NOT_HONOURED[key])
         elif key not in NOT_HONOURED and key not in ("sparkrun_version", "min_sparkrun_version"):
-            line(key, f"a sparkrun setting the catalogue has no counterpart for ({value!r})")
+            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            line(key, f"a sparkrun setting the catalogue has no counterpart for ({shown})")
     if high is not None and high != low and recipe.max_nodes is not None:
         line("max_nodes", NOT_HONOURED["max_nodes"] + f" ({low})")
     if recipe.runtime == "vllm-ray" and low > 1:
         line("runtime", "vllm-ray: the runner starts a cluster with vLLM's own multi-node launcher, not Ray")
+    used = set(PLACEHOLDER.findall(recipe.command or "")) | {
+        field for value in recipe.defaults.values() for field in PLACEHOLDER.findall(str(value))
+    }
+    for name in recipe.defaults:
+        if "{" + str(name) + "}" not in used:
+            line(
+                f"defaults.{name}",
+                "the command does not use it (sparkrun's runtime may pass some itself; the draft does not)",
+                ("defaults", name),
+            )
     for name, value in recipe.env.items():
         if "{" in str(value):
             line(f"env.{name}", "a template sparkrun fills at launch: left out", ("env", name))
