@@ -184,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "new" and args.from_sparkrun:
             from catalogue.commands.new_sparkrun import run_new_sparkrun
 
+            given = [f"--{name}" for name in ("model", "image", "service") if getattr(args, name)]
+            if given:
+                raise CatalogueError(args.from_sparkrun, f"{given[0]}: a sparkrun recipe names its model and image")
+
             return run_new_sparkrun(roots, args.recipe_id, args.from_sparkrun, args.snapshot, args.platform)
         if args.command == "new":
             from catalogue.commands.new import run_new

@@ -159,3 +159,6 @@ def test_a_folder_without_recipes_and_two_sources_at_once_are_refused(catalogue_
     assert capsys.readouterr().err.strip() == f"error: {empty}: holds no sparkrun recipe file (*.yaml, *.yml)"
     with pytest.raises(SystemExit):
         main(["new", "x", "--from-sparkrun", "a.yaml", "--from-command", "b.sh"])
+    capsys.readouterr()
+    assert main(["--root", str(catalogue_copy), "new", "x", "--from-sparkrun", "a.yaml", "--image", "i"]) == 1
+    assert capsys.readouterr().err.strip() == "error: a.yaml: --image: a sparkrun recipe names its model and image"
