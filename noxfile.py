@@ -67,12 +67,33 @@ TOOL_EVAL_BENCH = "tool-eval-bench==3.0.0"
 end-to-end refresh test runs it against the tiny server."""
 
 
-def install_tool(session: nox.Session, name: str, requirement: str, command: str) -> str:
+SPARKRUN = "sparkrun==0.4.2"
+"""Spark owners' launcher, whose recipe format `catalogue new --from-sparkrun` reads and `catalogue export --sparkrun`
+writes; the tests run its own loader and `sparkrun recipe validate` (catalogue.paste.sparkrun_format.SPARKRUN_VERSION).
+It needs Python >= 3.12 (the suite runs on 3.11), so its venv is made with a newer interpreter."""
+
+
+def python_at_least(minor: int) -> str | None:
+    """A Python 3.minor or newer on this machine: on PATH, or in pyenv's versions folder."""
+    import shutil
+
+    for version in range(minor, 15):
+        found = shutil.which(f"python3.{version}")
+        if found and "shims" not in Path(found).parts:  # a pyenv shim fails unless its version is selected
+            return found
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    for version in range(minor, 15):
+        for python in sorted(root.glob(f"3.{version}.*/bin/python3"), reverse=True):
+            return str(python)
+    return None
+
+
+def install_tool(session: nox.Session, name: str, requirement: str, command: str, python: str = sys.executable) -> str:
     """A pinned tool in a venv of its own beside the session's; returns the path of its command."""
     venv = Path(session.virtualenv.location).parent / name
     marker = venv / f".{requirement}-ready"
     if not marker.exists():
-        session.run(sys.executable, "-m", "venv", str(venv), external=True)
+        session.run(python, "-m", "venv", str(venv), external=True)
         session.run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", requirement, external=True)
         marker.touch()
     return str(venv / "bin" / command)
@@ -101,6 +122,11 @@ def tests(session: nox.Session) -> None:
         "CATALOGUE_AIPERF": aiperf,
         "CATALOGUE_TOOL_EVAL": tool_eval,
     }
+    python312 = python_at_least(12)
+    if python312 is None:
+        session.warn("no Python >= 3.12 here: sparkrun is not installed and its tests skip (CATALOGUE_SPARKRUN unset)")
+    else:
+        env["CATALOGUE_SPARKRUN"] = install_tool(session, "sparkrun", SPARKRUN, "sparkrun", python312)
     session.run("pytest", "-ra", *session.posargs, env=env)
 
 

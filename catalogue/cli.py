@@ -38,9 +38,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     val.add_argument("--no-flags", action="store_true", help="skip flag validation")
 
-    exp = sub.add_parser("export", help="write the generated Markdown pages to a folder")
-    exp.add_argument("out", type=Path)
+    exp = sub.add_parser(
+        "export",
+        help="write the generated Markdown pages to a folder; with --sparkrun ID, one recipe as a sparkrun recipe file",
+    )
+    exp.add_argument(
+        "out", type=Path, nargs="?", help="folder (with --sparkrun: the file, or a folder; default ./ID.yaml)"
+    )
     exp.add_argument("ids", nargs="*")
+    exp.add_argument("--sparkrun", metavar="ID", help="write this recipe as a sparkrun recipe (format v2)")
 
     sch = sub.add_parser("schema", help="write the JSON Schemas of the recipe and run files")
     sch.add_argument("out", type=Path, nargs="?", default=Path("schemas"))
@@ -51,9 +57,18 @@ def _parser() -> argparse.ArgumentParser:
     dump.add_argument("--out", type=Path, help="file (default: snapshots/vllm-<version>.json)")
     dump.add_argument("--image", help="record the snapshot as taken inside this image")
 
-    new = sub.add_parser("new", help="write a recipe from a pasted launch command (docker run ... vllm serve ...)")
-    new.add_argument("recipe_id")
-    new.add_argument("--from-command", required=True, metavar="FILE", help="file with the command, or - for stdin")
+    new = sub.add_parser(
+        "new",
+        help="write a draft recipe from a pasted launch command (docker run ... vllm serve ...) or a sparkrun recipe",
+    )
+    new.add_argument("recipe_id", help="the draft's id (with a folder of sparkrun recipes: the prefix of each id)")
+    source = new.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from-command", metavar="FILE", help="file with the command, or - for stdin")
+    source.add_argument(
+        "--from-sparkrun",
+        metavar="PATH",
+        help="a sparkrun recipe file (v2 or v1); or a folder (the registry's layout too): one draft per recipe file",
+    )
     new.add_argument("--snapshot", type=Path, help="read flags with this flag snapshot, not the installed vLLM")
     new.add_argument("--model", help="Hugging Face id, when `vllm serve` names a local path")
     new.add_argument("--platform", default="dgx-spark", help="copy the hardware of a recipe on this platform")
@@ -139,8 +154,15 @@ def main(argv: list[str] | None = None) -> int:
 
                 return run_drift(roots, args.ids)
             return run_validate(roots, args.ids, args.snapshot, check_flags=not args.no_flags, release=args.vllm)
+        if args.command == "export" and args.sparkrun:
+            from catalogue.commands.export_sparkrun import run_export_sparkrun
+
+            return run_export_sparkrun(roots, args.sparkrun, args.out)
         if args.command == "export":
             from catalogue.commands.export import run_export
+
+            if args.out is None:
+                raise CatalogueError("export", "name the folder to write the pages to (or --sparkrun ID)")
 
             return run_export(roots, args.ids, args.out)
         if args.command == "schema":
@@ -159,6 +181,14 @@ def main(argv: list[str] | None = None) -> int:
             from catalogue.commands.stale import run_stale
 
             return run_stale(roots, args.days, args.ids, args.nodes, args.today)
+        if args.command == "new" and args.from_sparkrun:
+            from catalogue.commands.new_sparkrun import run_new_sparkrun
+
+            given = [f"--{name}" for name in ("model", "image", "service") if getattr(args, name)]
+            if given:
+                raise CatalogueError(args.from_sparkrun, f"{given[0]}: a sparkrun recipe names its model and image")
+
+            return run_new_sparkrun(roots, args.recipe_id, args.from_sparkrun, args.snapshot, args.platform)
         if args.command == "new":
             from catalogue.commands.new import run_new
 

@@ -14,11 +14,14 @@ from catalogue.workload import Workload
 
 
 def flag_words(name: str, value: FlagValue) -> list[str]:
-    """argv words for one flag: a switch alone, JSON for lists and mappings, text otherwise."""
+    """argv words for one flag: a switch alone, a word per item for a list (an option that takes several values,
+    as `--served-model-name a b`), JSON for a mapping, text otherwise."""
     option = f"--{name}"
     if value is True:
         return [option]
-    if isinstance(value, (list, dict)):
+    if isinstance(value, list):
+        return [option, *(str(item) for item in value)]
+    if isinstance(value, dict):
         return [option, json.dumps(value, separators=(",", ":"))]
     return [option, str(value)]
 
@@ -117,7 +120,7 @@ def rate_bench_argv(recipe: Recipe, rate: float, base_url: str = "http://127.0.0
 
 
 def _client_words(recipe: Recipe, base_url: str, input_len: int) -> list[str]:
-    model = recipe.serving.flags.get("served-model-name", recipe.model_arg)
+    model = recipe.served_name
     return [
         "vllm",
         "bench",

@@ -17,7 +17,8 @@ FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 FlagValue = bool | int | float | str | list[Any] | dict[str, Any]
-"""A flag's value: `true` for a switch, a scalar, or a list/mapping rendered as JSON."""
+"""A flag's value: `true` for a switch, a scalar, a list of scalars for an option that takes several values
+(`--served-model-name a b`: a word each), or a mapping rendered as JSON."""
 
 
 class Hardware(Strict):
@@ -105,6 +106,10 @@ class Serving(Strict):
                 raise ValueError(f"flag name {name!r} must be lower-case, without leading dashes")
             if value is False or value is None:
                 raise ValueError(f"flag {name!r}: write a switch as `true`; for off use its negative flag")
+            if isinstance(value, list) and (
+                not value or any(isinstance(v, bool) or not isinstance(v, (str, int, float)) for v in value)
+            ):
+                raise ValueError(f"flag {name!r}: a list holds the option's values, one word each (text or numbers)")
         for name in self.env:
             if not ENV_NAME.match(name):
                 raise ValueError(f"environment variable name {name!r} is not valid")
@@ -282,6 +287,13 @@ class Recipe(Strict):
             return None
 
         return walk(self.model_dump(exclude={"serving": {"flags"}}), "")
+
+    @property
+    def served_name(self) -> str:
+        """The model name clients send: the first `--served-model-name` (vLLM answers to each of several and
+        reports the first, vllm.config.model.get_served_model_name), else the model argument."""
+        name = self.serving.flags.get("served-model-name", self.model_arg)
+        return str(name[0] if isinstance(name, list) else name)
 
     @property
     def model_arg(self) -> str:

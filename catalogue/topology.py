@@ -146,8 +146,8 @@ def runs_serve_itself(image: str) -> bool:
 
 
 def served_name(recipe: Recipe) -> str:
-    """The model name clients send: `served-model-name`, else the model argument."""
-    return str(recipe.serving.flags.get("served-model-name", recipe.model_arg))
+    """The model name clients send (Recipe.served_name)."""
+    return recipe.served_name
 
 
 def placeholder_nodes(recipe: Recipe) -> list[Node]:

@@ -120,6 +120,8 @@ class CatalogueHooks:
             files.remove(file)
         api = importlib.import_module("catalogue.api")  # the JSON API (api/v1/): static files beside the pages
         documents = api.api_documents(build.recipes, kept=self.api_kept)
+        sparkrun = importlib.import_module("catalogue.sparkrun_export")  # each published recipe as a sparkrun file
+        documents |= sparkrun.sparkrun_files([entry for entry, _ in build.recipes])
         if self.preview is not None:
             self.preview.add_files(config, files, build.pages, documents)
             return files

@@ -14,7 +14,7 @@ from catalogue.cli import main
 from catalogue.flags.select import upstream_checker
 from catalogue.launch import flags_argv, shell_command
 from catalogue.loading import load_catalogue, load_entry, parse_recipe
-from catalogue.recipe import ClusterTopology
+from catalogue.recipe import ClusterTopology, Recipe
 from catalogue.topology import MASTER_PORT, launch_argv
 
 REPO = Path(__file__).resolve().parents[1]
@@ -155,8 +155,8 @@ BAD = {
     "docker-option": ("docker run --gpu all img vllm serve m/x\n", "<file>:1: `docker run` has no option --gpu"),
     "unknown-flag": ("vllm serve m/x --max-num-sequences 4\n", "<file>:1: --max-num-sequences is not a flag of vLLM"),
     "several-values": (
-        "vllm serve m/x --served-model-name a b\n",
-        "<file>:1: --served-model-name is given 2 values (a b)",
+        "vllm serve m/x --max-model-len 4 8\n",
+        "<file>:1: unexpected word '8' after the flags of `vllm serve`",
     ),
     "path-model": (
         "vllm serve /models/x --port 8000\n",
@@ -184,6 +184,32 @@ def test_bad_paste_is_one_line_and_writes_nothing(name, catalogue_copy, tmp_path
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("error: " + expected.replace("<file>", str(pasted))), err
     assert not (catalogue_copy / "pasted").exists()
+
+
+def test_several_served_model_names_read_and_clients_send_the_first(catalogue_copy, tmp_path):
+    # vLLM's --served-model-name takes several names (nargs +): the server answers to each and reports the first
+    # (vllm.config.model.get_served_model_name), so the benchmark client and the router send the first.
+    pasted = tmp_path / "pasted.sh"
+    pasted.write_text("vllm serve m/x --served-model-name a b --cudagraph-capture-sizes 1 2 4 --max-model-len 4096\n")
+    assert new(catalogue_copy, "pasted", pasted, "--snapshot", str(SNAPSHOT)) == 0
+    recipe = parse_recipe(catalogue_copy / "pasted" / "recipe.yaml")
+    assert recipe.serving.flags["served-model-name"] == ["a", "b"]
+    assert recipe.serving.flags["cudagraph-capture-sizes"] == [1, 2, 4]
+    assert recipe.served_name == "a"
+    assert flags_argv(recipe.serving.flags) == [
+        *("--served-model-name", "a", "b", "--cudagraph-capture-sizes", "1", "2", "4", "--max-model-len", "4096")
+    ]
+    checker = upstream_checker(SNAPSHOT)
+    namespace, message = checker.parse(["m/x", *flags_argv(recipe.serving.flags)])
+    assert message is None and namespace.served_model_name == ["a", "b"]
+    assert main(["--root", str(catalogue_copy), "validate", "pasted", "--snapshot", str(SNAPSHOT)]) == 0
+
+
+def test_a_list_holds_words_not_structures(catalogue_copy):
+    data = yaml.safe_load((catalogue_copy / "gptoss-120b" / "recipe.yaml").read_text())
+    data["serving"]["flags"]["served-model-name"] = [{"a": 1}]
+    with pytest.raises(ValueError, match="a list holds the option's values"):
+        Recipe.model_validate(data)
 
 
 def test_an_existing_recipe_is_never_overwritten(catalogue_copy, capsys):

@@ -160,18 +160,16 @@ def test_a_variable_with_a_default_is_read_as_its_default(catalogue_copy, tmp_pa
     assert "services.vllm.volumes.0: '${MODELS_DIR:-/opt/models}/q:/models/q' read with compose's defaults" in out
 
 
-def test_several_served_model_names_are_refused_as_in_a_docker_run_paste(catalogue_copy, capsys):
+def test_several_served_model_names_read_from_a_compose_script(catalogue_copy, capsys):
     # AEON-7/Qwen3.6-NVFP4-DFlash's examples/docker-compose.yml (2026-04-20): its volumes use
     # ${QWEN36_MODELS_DIR:-/opt/qwen36} (read as the default), and its bash -c script serves the model under three
-    # names; a recipe holds one value per flag, so the paste stops there, as a docker run paste would.
+    # names (vLLM's --served-model-name takes several): the recipe keeps all three, clients send the first.
     compose = COMMANDS / "aeon7-qwen36-dflash-compose-2026-04-20.yml"
-    assert new(catalogue_copy, "pasted", compose, "--model", "AEON-7/Qwen3.6-35B-A3B-heretic-NVFP4") == 1
-    err = capsys.readouterr().err.strip()
-    assert err == (
-        f"error: {compose}:37: --served-model-name is given 3 values (qwen36-35b-heretic qwen36-fast qwen36-deep); "
-        "a recipe holds one value per flag"
-    )
-    assert not (catalogue_copy / "pasted").exists()
+    assert new(catalogue_copy, "pasted", compose, "--model", "AEON-7/Qwen3.6-35B-A3B-heretic-NVFP4") == 0
+    recipe = parse_recipe(catalogue_copy / "pasted" / "recipe.yaml")
+    assert recipe.serving.flags["served-model-name"] == ["qwen36-35b-heretic", "qwen36-fast", "qwen36-deep"]
+    assert recipe.served_name == "qwen36-35b-heretic"
+    assert recipe.serving.model_path == "/models/qwen36"
 
 
 SERVICE = """\

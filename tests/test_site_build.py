@@ -17,6 +17,8 @@ def test_strict_build_of_the_seed_catalogue(tmp_path):
     assert (tmp_path / "site/compare/openai-gpt-oss-120b--dgx-spark/index.html").exists()
     assert (tmp_path / "site/methodology/index.html").exists()
     assert page.count("<h1") == 1 and 'href="#launch-command" class="md-nav__link"' in page
+    assert 'href="../../sparkrun/gptoss-120b.yaml" download' in page  # the sparkrun file, served beside the pages
+    assert (tmp_path / "site/sparkrun/gptoss-120b.yaml").read_text().startswith("# sparkrun recipe (format v2)")
     assert broken_links(tmp_path / "site") == []
     assert not list((tmp_path / "site").rglob("*.map")) and not (tmp_path / "site/assets/javascripts/lunr").exists()
 

@@ -24,11 +24,13 @@ from catalogue.loading import RECIPE_FILE, RECIPE_ID, Entry, parse_recipe, recip
 from catalogue.paste.compose import looks_like_compose, read_compose
 from catalogue.paste.docker_run import DockerRun, DockerRunOptions
 from catalogue.paste.launch import Launch, read_launch
+from catalogue.paste.secrets import pasted_secrets, take_secrets
 from catalogue.paste.serve_flags import ServeFlags, read_serve
+from catalogue.paste.sparkrun import SparkrunLaunch, read_sparkrun
 from catalogue.platform import Platform, UnknownPlatform, load_platform
-from catalogue.policy import check_launch, check_recipe_file, context_for, walk_options
+from catalogue.policy import check_launch, check_recipe_file, context_for
 from catalogue.recipe import Recipe
-from catalogue.secret_scan import is_literal, mask, redact, scan_text, value_is_secret
+from catalogue.secret_scan import mask, redact, scan_text
 from catalogue.yaml_files import dump_yaml
 
 HF_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
@@ -37,55 +39,12 @@ PER_NODE = ("nnodes", "node-rank", "master-addr", "headless")
 DEFAULT_SWEEP = {"concurrency": [1, 2, 4, 8, 16, 32, 64], "input_len": 1024, "output_len": 128, "prompts_per_level": 32}
 HEADER = """\
 # yaml-language-server: $schema=../../schemas/recipe.schema.json
-# Written by `catalogue new` from a pasted launch command. Fill in every TODO, then set `publish: true`:
+# Written by `catalogue new` from {source}. Fill in every TODO, then set `publish: true`:
 # `catalogue validate` refuses a published recipe that still has one.
 """
 
 
 CONSENT_TODO = "TODO: why this recipe needs it (the owner must allow it to run the recipe)."
-
-
-def pasted_secrets(text: str, launch: Launch, serve: ServeFlags) -> list[str]:
-    """Every credential value in the paste: the detectors over its text, secret-named variables, a literal --api-key."""
-    values = [s.value for s in scan_text(text, "launch.sh")]
-    values += [v for k, v in launch.env.items() if value_is_secret(k, v)]
-    api_key = serve.flags.get("api-key")
-    if isinstance(api_key, str) and is_literal(api_key):
-        values.append(api_key)
-    return values
-
-
-def take_secrets(launch: Launch, serve: ServeFlags) -> tuple[list[str], list[tuple[str, str]]]:
-    """Move secrets out of the launch: (names for serving.env_from_host, (name, what was found) per secret)."""
-    names: list[str] = []
-    said: list[tuple[str, str]] = []
-    for key, value in list(launch.env.items()):
-        if value in (f"${key}", f"${{{key}}}"):  # -e NAME="$NAME": the owner's own variable, by name
-            del launch.env[key]
-            names.append(key)
-            said.append((key, f"-e {key}={value}: passed from the host by name"))
-        elif value_is_secret(key, value):
-            del launch.env[key]
-            names.append(key)
-            said.append((key, f"{key}: a secret in the command ({mask(value)})"))
-    if launch.docker is not None:
-        kept: list[str] = []
-        walked = walk_options(launch.docker.options)
-        ends = [start for start, _, _ in walked[1:]] + [len(launch.docker.options)]
-        for (start, name, word), end in zip(walked, ends):
-            group = launch.docker.options[start:end]
-            if name == "env" and word and "=" not in word:
-                names.append(word)
-                said.append((word, f"-e {word}: passed from the host by name"))
-            else:
-                kept += group
-        launch.docker.options = kept
-    api_key = serve.flags.get("api-key")
-    if isinstance(api_key, str) and is_literal(api_key):
-        del serve.flags["api-key"]
-        names.append("VLLM_API_KEY")
-        said.append(("VLLM_API_KEY", f"--api-key: a secret in the command ({mask(api_key)}); vLLM reads VLLM_API_KEY"))
-    return list(dict.fromkeys(names)), said
 
 
 def consent_todo(data: dict[str, Any], label: str) -> None:
@@ -124,6 +83,11 @@ def read_source(source: str) -> tuple[str, str]:
         raise CatalogueError(source, f"cannot read: {exc}") from None
 
 
+def launch_model(launch: Launch) -> str | None:
+    """The model word of the launch's `vllm serve` (None when it starts with a flag)."""
+    return launch.serve[0] if launch.serve and not launch.serve[0].startswith("-") else None
+
+
 def read_flags(launch: Launch, checker: ArgvChecker, label: str) -> ServeFlags:
     """The serve flags, read with the upstream snapshot (and the image's, when one is committed)."""
     image = launch.docker.image if launch.docker else None
@@ -151,8 +115,10 @@ def recipe_data(
     hardware: dict[str, Any],
     label: str,
     from_host: list[str] | None = None,
+    sparkrun: SparkrunLaunch | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The recipe as plain data, and notes for the person who pasted it."""
+    """The recipe as plain data, and notes for the person who pasted it (a sparkrun recipe also gives the
+    machines and the sweep)."""
     notes = [*launch.notes, *serve.notes]
     model_id, model_path = serve.model, None
     if not HF_ID.match(serve.model) or model:
@@ -161,7 +127,15 @@ def recipe_data(
         model_id, model_path = model, (serve.model if serve.model != model else None)
     flags = dict(serve.flags)
     topology: dict[str, Any] = {"kind": "solo"}
-    nodes = flags.get("nnodes")
+    nodes = sparkrun.nodes if sparkrun and sparkrun.nodes > 1 else flags.get("nnodes")
+    if sparkrun and sparkrun.nodes > 1 and flags.get("tensor-parallel-size", 1) < 2:
+        raise CatalogueError(
+            label,
+            f"{sparkrun.nodes} machines with tensor-parallel-size {flags.get('tensor-parallel-size', 1)}: a cluster "
+            "here splits the model across the machines by tensor parallelism",
+            "min_nodes",
+            sparkrun.nodes_line,
+        )
     if isinstance(nodes, int) and nodes > 1:
         topology = {"kind": "cluster", "tensor_parallel_size": flags.get("tensor-parallel-size", 1), "nodes": nodes}
         hardware = {**hardware, "nodes": nodes}
@@ -205,8 +179,8 @@ def recipe_data(
             "when_to_use": ["TODO: a workload it suits."],
             "when_not_to_use": ["TODO: a workload it does not suit."],
         },
-        "sweep": dict(DEFAULT_SWEEP),
-        "sources": ["TODO: where this launch command comes from."],
+        "sweep": dict(sparkrun.sweep or DEFAULT_SWEEP) if sparkrun else dict(DEFAULT_SWEEP),
+        "sources": [f"TODO: where this {'sparkrun recipe' if sparkrun else 'launch command'} comes from."],
         "publish": False,
     }
     return data, notes
@@ -226,9 +200,9 @@ def check(data: dict[str, Any], target: Path, checker: ArgvChecker) -> list[str]
     return [str(f) for f in findings]
 
 
-def render(data: dict[str, Any]) -> str:
+def render(data: dict[str, Any], source: str = "a pasted launch command") -> str:
     """recipe.yaml text: the schema line and a note, then the recipe in the schema's field order."""
-    return HEADER + dump_yaml(data)
+    return HEADER.format(source=source) + dump_yaml(data)
 
 
 def run_new(
@@ -240,12 +214,14 @@ def run_new(
     platform: str = "dgx-spark",
     image: str | None = None,
     service: str | None = None,
+    sparkrun: bool = False,
 ) -> int:
-    """Write roots[0]/ID/recipe.yaml from a pasted launch command; nothing is written on a bad paste. Exit 1 when
-    the draft holds what the run policy never allows (it is written, unpublished, with one line per item)."""
+    """Write roots[0]/ID/recipe.yaml from a pasted launch command (or a sparkrun recipe file); nothing is written on
+    a bad paste. Exit 1 when the draft holds what the run policy never allows (it is written, unpublished, with one
+    line per item)."""
     secrets: list[str] = []
     try:
-        return _new(roots, recipe_id, source, snapshot, model, platform, image, service, secrets)
+        return _new(roots, recipe_id, source, snapshot, model, platform, image, service, secrets, sparkrun)
     except CatalogueError as exc:
         raise CatalogueError(
             exc.path, redact(exc.message, secrets), redact(exc.field, secrets) if exc.field else None, exc.line
@@ -262,6 +238,7 @@ def _new(
     image: str | None,
     service: str | None,
     secrets: list[str],
+    sparkrun: bool = False,
 ) -> int:
     if not RECIPE_ID.match(recipe_id):
         raise CatalogueError(recipe_id, "recipe id must be lower-case letters, digits and '-'")
@@ -270,7 +247,11 @@ def _new(
         raise CatalogueError(folders[recipe_id] / RECIPE_FILE, "exists already")
     text, label = read_source(source)
     secrets += [s.value for s in scan_text(text, "launch.sh")]
-    if service is not None or looks_like_compose(text):
+    from_sparkrun = read_sparkrun(text, label, DockerRunOptions.committed(), DEFAULT_SWEEP) if sparkrun else None
+    if from_sparkrun is not None:
+        launch = from_sparkrun.launch
+        model = model or (from_sparkrun.model if from_sparkrun.model != launch_model(launch) else None)
+    elif service is not None or looks_like_compose(text):
         launch = read_compose(text, label, service, DockerRunOptions.committed())
     else:
         launch = read_launch(text, label, DockerRunOptions.committed())
@@ -282,17 +263,25 @@ def _new(
     serve = read_flags(launch, checker, label)
     secrets += pasted_secrets(text, launch, serve)
     from_host, moved = take_secrets(launch, serve)
-    data, notes = recipe_data(launch, serve, model, hardware_like(folders, platform), label, from_host)
+    data, notes = recipe_data(launch, serve, model, hardware_like(folders, platform), label, from_host, from_sparkrun)
     target = roots[0] / recipe_id / RECIPE_FILE
-    findings = check(data, target, checker)
-    body = render(data)
+    try:
+        findings = check(data, target, checker)
+    except CatalogueError as exc:  # nothing is written: name the sparkrun file's command, not the draft
+        if from_sparkrun is None:
+            raise
+        said = f"{exc.field}: {exc.message}" if exc.field else exc.message
+        raise CatalogueError(label, said.removeprefix("error: "), "command", launch.line) from None
+    body = render(data, f"the sparkrun recipe {label}" if sparkrun else "a pasted launch command")
     leaked = [value for value in secrets if value and value in body]
     if leaked:
         raise CatalogueError(label, f"a secret ({mask(leaked[0])}) would be written to the recipe: nothing written")
     policy = check_recipe_file(target, Recipe.model_validate(data).serving, body, draft_platform(data))
     write_text(target, body)
-    for note in notes:
+    for note in [*(from_sparkrun.notes if from_sparkrun else []), *notes]:
         print(redact(f"note: {note}", secrets))
+    for unhonoured in from_sparkrun.lines if from_sparkrun else []:
+        print(redact(unhonoured, secrets))
     for finding in findings:
         print(redact(str(finding), secrets))
     for name, said in moved:

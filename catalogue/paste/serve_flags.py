@@ -53,9 +53,10 @@ def _typed(spec: OptionSpec | None, text: str, flag: str, label: str, line: int)
     kind = value_kind(spec) if spec is not None else "guess"
     if kind == "json":
         try:
-            return json.loads(text)
+            value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise CatalogueError(label, f"--{flag}: not valid JSON ({exc.msg})", line=line) from None
+        return text if isinstance(value, list) else value  # a recipe's list is several words, not one JSON array
     if kind in ("int", "float", "guess") or (kind == "human_int" and text.isdigit()):
         number = _number(text)
         if number is not None and (kind != "int" or isinstance(number, int)):
@@ -126,12 +127,8 @@ def read_serve(
                     value = True
                 else:
                     raise CatalogueError(label, f"--{name} needs a value", line=line)
-            elif len(values) > 1:
-                raise CatalogueError(
-                    label,
-                    f"--{name} is given {len(values)} values ({' '.join(values)}); a recipe holds one value per flag",
-                    line=line,
-                )
+            elif len(values) > 1:  # only an option that takes several (nargs) reads more than one
+                value = [_typed(spec, text, name, label, line) for text in values]
             else:
                 value = _typed(spec if not dot else None, values[0], name, label, line)
         if name in flags:

@@ -23,7 +23,8 @@ from catalogue.site.passport_view import where_it_ran
 from catalogue.site.prose import paragraphs
 from catalogue.site.quality_view import KINDS, compare_rows, quality_box
 from catalogue.site.templating import render
-from catalogue.site.urls import COMPARE_INDEX, METHODOLOGY, link, recipe_path
+from catalogue.site.urls import COMPARE_INDEX, METHODOLOGY, file_link, link, recipe_path
+from catalogue.sparkrun_export import sparkrun_path
 from catalogue.topology import nodes_used
 
 
@@ -198,6 +199,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         validation=validation,
         provenance=view.provenance_line,
         methodology_url=link(path, METHODOLOGY),
+        sparkrun_url=file_link(path, sparkrun_path(entry.id)) if recipe.publish else None,
         flag_text=lambda name: " ".join(flag_words(name, recipe.serving.flags[name])),
         where=where_it_ran,
         quality=quality_box,

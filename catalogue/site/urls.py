@@ -36,3 +36,8 @@ def link(from_path: str, to_path: str, anchor: str = "") -> str:
     rel = posixpath.relpath(there, here)
     url = "./" if rel == "." else rel + "/"
     return url + (f"#{anchor}" if anchor else "")
+
+
+def file_link(from_path: str, file_path: str) -> str:
+    """A relative URL from the page at `from_path` to a file served as it is (`sparkrun/x.yaml`)."""
+    return posixpath.relpath(file_path, page_url(from_path) or ".")

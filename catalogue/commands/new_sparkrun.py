@@ -1,0 +1,68 @@
+"""`catalogue new ID --from-sparkrun FILE|FOLDER`: a sparkrun recipe file becomes the draft ID, as a pasted command
+does (catalogue.commands.new). A folder gives one draft per recipe file, named ID-<file name>: every *.yaml / *.yml
+under it, or, in the registry's layout (`.sparkrun/registry.yaml`, as spark-arena/recipe-registry), the files under
+the recipe folders it names (official-recipes/, experimental-recipes/; its benchmark profiles and tuning files are
+no recipes). A file that cannot become a draft is one line naming the file and the field; the others are written.
+Exit 1 when any file was refused or holds what the run policy never allows."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from catalogue.commands.new import run_new
+from catalogue.errors import CatalogueError
+from catalogue.yaml_files import parse_yaml
+
+REGISTRY_FILE = Path(".sparkrun") / "registry.yaml"
+SUFFIXES = (".yaml", ".yml")
+
+
+def recipe_files(folder: Path) -> list[Path]:
+    """The recipe files of a folder, or of the recipe folders its registry file names, in path order."""
+    registry = folder / REGISTRY_FILE
+    roots = [folder]
+    if registry.is_file():
+        data = parse_yaml(registry.read_text(encoding="utf-8"), registry)
+        entries = data.get("registries", []) if isinstance(data, dict) else []
+        named = [str(e["recipes"]) for e in entries if isinstance(e, dict) and isinstance(e.get("recipes"), str)]
+        if not named:
+            raise CatalogueError(registry, "names no recipe folder", "registries")
+        roots = [folder / name for name in named]
+    return sorted(p for root in roots for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def draft_ids(prefix: str, folder: Path, files: list[Path]) -> list[str]:
+    """ID-<file name> in the letters a recipe id allows; ID-<folders>-<file name> for a name two files share."""
+    stems = [_slug(p.stem) for p in files]
+    return [
+        f"{prefix}-{stem}"
+        if stems.count(stem) == 1
+        else f"{prefix}-{_slug(str(p.relative_to(folder).with_suffix('')))}"
+        for p, stem in zip(files, stems)
+    ]
+
+
+def run_new_sparkrun(roots: list[Path], recipe_id: str, source: str, snapshot: Path | None, platform: str) -> int:
+    """One draft from a file; one per recipe file from a folder (refusals printed, one line each)."""
+    folder = Path(source)
+    if not folder.is_dir():
+        return run_new(roots, recipe_id, source, snapshot, platform=platform, sparkrun=True)
+    files = recipe_files(folder)
+    if not files:
+        raise CatalogueError(folder, "holds no sparkrun recipe file (*.yaml, *.yml)")
+    written, refused, code = 0, 0, 0
+    for path, draft in zip(files, draft_ids(recipe_id, folder, files)):
+        try:
+            code |= run_new(roots, draft, str(path), snapshot, platform=platform, sparkrun=True)
+            written += 1
+        except CatalogueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            refused += 1
+    print(f"{folder}: {len(files)} sparkrun recipe file(s): {written} draft(s) written, {refused} refused")
+    return 1 if refused or code else 0
