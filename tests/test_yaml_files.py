@@ -15,6 +15,10 @@ REPO = Path(__file__).resolve().parents[1]
 COMMITTED = sorted(
     [*REPO.glob("recipes/*/recipe.yaml"), *REPO.glob("examples/*/recipe.yaml"), *REPO.glob("tests/data/**/*.yaml")]
 )
+COMMITTED = [p for p in COMMITTED if "sparkrun" not in p.relative_to(REPO).parts]
+"""Files of the catalogue's own. The sparkrun recipes under tests/data are other projects' files kept byte for byte
+(one ends inside a block scalar without a final newline, where YAML readers differ); tests/test_sparkrun_format.py
+holds our reading of them to sparkrun's own loader instead."""
 
 
 def test_committed_yaml_reads_as_pyyaml_read_it():
