@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from catalogue.passport import HostPassport
+from catalogue.sampling import LevelMachine
 from catalogue.slo import Slo
 from catalogue.strict import Strict
 from catalogue.workload import Workload
@@ -50,6 +51,11 @@ class Figures(Strict):
     stdev: NonNegativeFloat | None = Field(None, description="Standard deviation the source reports.")
     stdev_of: str | None = Field(None, description="What `stdev` is the deviation of, in the source's words.")
     raw: list[str] = Field(default_factory=list, description="Raw result files of this level, relative to the run.")
+    machine: LevelMachine | None = Field(
+        None,
+        description="The GPUs during the level's benchmark window (sampled every second) and its energy; null: the "
+        "runner did not sample (an imported run, or one measured before the sampler).",
+    )
 
 
 class LevelResult(Figures):

@@ -105,6 +105,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
         job_start = time.monotonic()
         try:
             result = bench_main(args)
+            ended_at = time.time()  # the benchmark window ends here (after the client's own bookkeeping)
         except Exception as exc:  # the client's own failure: report it
             _event(
                 events_path,
@@ -127,6 +128,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
         ok=True,
         wall_s=time.monotonic() - job_start,
         duration_s=result.get("duration"),
+        ended_at=ended_at,
         failed=result.get("failed", 0),
         attempts=attempts,
         num_prompts=args.num_prompts,
