@@ -199,7 +199,7 @@ def step_router(r: Refresh) -> None:
 
 
 def step_sample(r: Refresh) -> None:
-    r.running.samplers = sampler.start_all(r.plan)
+    sampler.start_all(r.plan, r.running.samplers)
 
 
 def step_sweep(r: Refresh) -> None:

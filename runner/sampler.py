@@ -46,6 +46,8 @@ class Sampler:
     offsets: list[float] = field(default_factory=list)
     """(arrival on this machine − reading time on the host) of each reading."""
     thread: threading.Thread | None = None
+    names: set[str] = field(default_factory=set)
+    """The GPU names every reading so far reported."""
 
 
 def raw_name(host: Host) -> str:
@@ -83,7 +85,8 @@ def take_line(sampler: Sampler, line: str, arrived: float) -> None:
     t = float(data["t"])
     sampler.offsets.append(arrived - t)
     sampler.series.readings.append(Reading(t, gpus))
-    sampler.series.gpu = "; ".join(sorted({g.name or "?" for g in gpus})) or sampler.series.gpu
+    sampler.names |= {g.name or "?" for g in gpus}
+    sampler.series.gpu = "; ".join(sorted(sampler.names)) or sampler.series.gpu
 
 
 def aligned(sampler: Sampler) -> HostSeries:
@@ -128,14 +131,15 @@ def start(plan: Plan, host: Host) -> Sampler:
     return sampler
 
 
-def start_all(plan: Plan, first_within_s: float = 60) -> list[Sampler]:
-    """A sampler on every server host, once each has answered (a reading, 'no GPU', or its exit), so the first
-    level's window starts with readings on both sides of its edge."""
-    samplers = [start(plan, host) for host in plan.hosts]
+def start_all(plan: Plan, samplers: list[Sampler], first_within_s: float = 60) -> None:
+    """A sampler on every server host, each added to `samplers` as it starts (so a fault or Ctrl-C in between still
+    stops it); returns once each has answered (a reading, 'no GPU', or its exit), so the first level's window starts
+    with readings on both sides of its edge."""
+    for host in plan.hosts:
+        samplers.append(start(plan, host))  # noqa: PERF401 - one at a time: each is stopped even if the next fails
     deadline = time.monotonic() + first_within_s
     while time.monotonic() < deadline and not all(_answered(s) for s in samplers):
         time.sleep(0.1)
-    return samplers
 
 
 def _answered(sampler: Sampler) -> bool:
