@@ -193,7 +193,7 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     first = (folder / "runs" / run.stamp / "c1.json").stat().st_mtime_ns
     assert ours_alive(str(port)) == []
     sessions = (folder / "runs" / run.stamp / "sessions.txt").read_text().splitlines()
-    assert len(sessions) == 3 and sessions_left(folder) == {}  # snapshot, client, server: every session ended
+    assert len(sessions) == 4 and sessions_left(folder) == {}  # snapshot, client, server, sampler: every one ended
 
     assert main(["--root", str(root), "refresh", *TINY, "--port", str(port), "--resume"]) == 0
     runs = load_entry(folder).runs
