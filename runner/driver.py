@@ -14,7 +14,8 @@ came out shorter than `min_s` runs again with proportionally more prompts (at mo
 times), so a level is long enough for its figures, its one-second peak above all, to mean something;
 the saved raw result is that of the last attempt. One JSON line per finished job is appended to
 EVENTS.jsonl, with `ended_at` (seconds since the epoch when the client returned: the end of the benchmark window,
-which the runner's GPU sampler is cut to). A job with "parse_only" is only checked (the capacity search's probe, whose rate comes later).
+which the runner's GPU sampler is cut to). A job with "parse_only" is only checked (the capacity search's probe,
+whose rate comes later).
 With --more, the driver then reports `idle` and runs each `job {...}` line it reads until a line `end`:
 the capacity search decides each probe from the last one's result, in the same process.
 """
