@@ -48,6 +48,8 @@ class Sampler:
     thread: threading.Thread | None = None
     names: set[str] = field(default_factory=set)
     """The GPU names every reading so far reported."""
+    other: list[str] = field(default_factory=list)
+    """The last lines that were not the sampler's (docker's error when the container could not start)."""
 
 
 def raw_name(host: Host) -> str:
@@ -66,27 +68,31 @@ def sampler_argv(plan: Plan, host: Host) -> list[str]:
     return [*host.docker_cli(), "run", "--rm", *labels, *narrow, *gpu, "--entrypoint", "python3", plan.image, *argv]
 
 
-def take_line(sampler: Sampler, line: str, arrived: float) -> None:
-    """One line of the sampler's output into its host's series: the 'no GPU' line, a reading, or a failed query."""
+def take_line(sampler: Sampler, line: str, arrived: float) -> bool:
+    """One line of the sampler's output into its host's series: the 'no GPU' line, a reading, or a failed query.
+    False for a line that is not the sampler's (docker's own error, an image's banner): kept apart, never a reading."""
     try:
         data = json.loads(line)
     except ValueError:
-        return  # not the sampler's (an image's entrypoint banner, say): the raw file keeps it
-    if not isinstance(data, dict):
-        return
+        data = None
+    if not isinstance(data, dict) or not ("gpu" in data or "t" in data):
+        if line.strip():
+            sampler.other = [*sampler.other[-4:], line.strip()[:300]]
+        return False
     if "gpu" in data:
         sampler.series.gpu = str(data["gpu"])
-        return
+        return True
     if data.get("code") != 0:
         if not sampler.series.readings:
             sampler.series.gpu = f"nvidia-smi failed: {data.get('stderr') or data.get('stdout')}".strip()[:200]
-        return
+        return True
     gpus = gpu_states(csv_rows(str(data.get("stdout") or ""), GPU_FIELDS.split(",")))
     t = float(data["t"])
     sampler.offsets.append(arrived - t)
     sampler.series.readings.append(Reading(t, gpus))
     sampler.names |= {g.name or "?" for g in gpus}
     sampler.series.gpu = "; ".join(sorted(sampler.names)) or sampler.series.gpu
+    return True
 
 
 def aligned(sampler: Sampler) -> HostSeries:
@@ -104,9 +110,9 @@ def _read(sampler: Sampler) -> None:
     assert process is not None and process.stdout is not None
     with open(sampler.raw_path, "a", encoding="utf-8") as raw:
         for line in iter(process.stdout.readline, ""):
-            raw.write(line)
-            raw.flush()
-            take_line(sampler, line, time.time())
+            if take_line(sampler, line, time.time()):  # the raw file stays JSON Lines (check-changes reads it)
+                raw.write(line)
+                raw.flush()
 
 
 def start(plan: Plan, host: Host) -> Sampler:
@@ -117,7 +123,7 @@ def start(plan: Plan, host: Host) -> Sampler:
             sampler.process = subprocess.Popen(
                 sampler_argv(plan, host),
                 stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
+                stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 text=True,
                 start_new_session=True,
@@ -159,4 +165,4 @@ def stop(sampler: Sampler) -> None:
     if sampler.thread is not None:
         sampler.thread.join(timeout=10)
     if sampler.series.gpu == "not read yet":
-        sampler.series.gpu = "the sampler printed nothing"
+        sampler.series.gpu = "the sampler printed nothing" + (f" ({sampler.other[-1]})" if sampler.other else "")

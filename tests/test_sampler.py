@@ -23,7 +23,7 @@ from runner.hosts import LOCAL, Host
 from runner.passport import csv_rows, gpu_states
 from runner.passport_probe import GPU_FIELDS
 from runner.plan import make_plan
-from runner.sampler import PROBE, Sampler, aligned, raw_name, sampler_argv, start, stop, take_line
+from runner.sampler import PROBE, Sampler, aligned, raw_name, sampler_argv, start, start_all, stop, take_line
 from runner.server import session_members
 
 REPO = Path(__file__).resolve().parents[1]
@@ -148,9 +148,10 @@ def test_a_level_that_throttled_names_the_reasons_its_platform_invalidates(tmp_p
 
 def test_a_failed_query_and_a_foreign_line_are_not_readings(tmp_path):
     sampler = Sampler(LOCAL, tmp_path / "x.jsonl", HostSeries("local", "not read yet"))
-    take_line(sampler, "==NVIDIA== banner of an entrypoint\n", 1.0)
+    assert not take_line(sampler, "==NVIDIA== banner of an entrypoint\n", 1.0)
     take_line(sampler, json.dumps({"t": 1.0, "code": 9, "stdout": "", "stderr": "NVML: Driver Not Loaded"}), 1.0)
     assert sampler.series.readings == [] and sampler.series.gpu == "nvidia-smi failed: NVML: Driver Not Loaded"
+    assert sampler.other == ["==NVIDIA== banner of an entrypoint"]
     machine = level_machine([aligned(sampler)], 0.0, 10.0, 10)
     assert machine.not_measured == "host local: no GPU reading (nvidia-smi failed: NVML: Driver Not Loaded)"
 
@@ -204,5 +205,25 @@ def test_a_real_sampler_reads_every_second_and_stops_with_nothing_left(tmp_path,
     assert session_members(sampler.process.pid) == []
     raw = (plan.raw_dir / "gpu-samples-local.jsonl").read_text().splitlines()
     assert len(raw) >= len(readings) and json.loads(raw[0])["stdout"].startswith("0, GeForce RTX 2080")
+    assert all(json.loads(x) for x in raw)  # JSON Lines, as check-changes reads a run's raw files
     sessions = (plan.raw_dir / "sessions.txt").read_text()
     assert f"{sampler.process.pid} gpu-samples-local.jsonl" in sessions
+
+
+def test_a_sampler_that_cannot_start_its_container_says_why(tmp_path, monkeypatch):
+    """docker's own error (an image without python3, say) is not a reading and not in the raw file: it is the why."""
+    folder = tmp_path / "tiny-cpu"
+    shutil.copytree(REPO / "examples" / "tiny-cpu", folder, ignore=shutil.ignore_patterns("runs"))
+    plan = make_plan(load_entry(folder), local=True)
+    plan.raw_dir.mkdir(parents=True)
+    why = 'docker: Error response from daemon: exec: "python3": executable file not found in $PATH'
+    monkeypatch.setattr("runner.sampler.sampler_argv", lambda *_: [sys.executable, "-c", f"print({why!r}); exit(127)"])
+    samplers: list[Sampler] = []
+    start_all(plan, samplers)  # returns once the sampler answered or exited
+    [sampler] = samplers
+    stop(sampler)
+    assert sampler.process is not None and sampler.process.returncode == 127
+    assert sampler.series.gpu == f"the sampler printed nothing ({why})" and sampler.series.readings == []
+    assert (plan.raw_dir / "gpu-samples-local.jsonl").read_text() == ""
+    machine = level_machine([aligned(sampler)], 0.0, 10.0, 10)
+    assert machine.not_measured == f"host local: no GPU reading (the sampler printed nothing ({why}))"
