@@ -23,8 +23,9 @@ from pydantic import BaseModel, Field
 from catalogue.benchmark import BenchmarkRun
 from catalogue.flags.drift import DriftCell, accepted_by
 from catalogue.loading import Entry
-from catalogue.metrics import p99_withheld
+from catalogue.metrics import p99_withheld, tokens_per_joule
 from catalogue.recipe import Recipe
+from catalogue.site.machine_view import quotable
 from catalogue.site.urls import page_url, recipe_path
 from catalogue.site.view import (
     Validation,
@@ -78,6 +79,10 @@ class Headline(Strict):
     best_generation_tps: float | None = Field(description="Highest sustained generation rate of the run, tok/s.")
     best_concurrency: int | None = Field(description="The concurrency of that best generation rate.")
     single_stream_generation_tps: float | None = Field(description="Generation at concurrency 1, tok/s; null if none.")
+    best_output_tokens_per_j: float | None = Field(
+        None,
+        description="Output tokens per joule of GPU energy at the best level; null when its power was not measured.",
+    )
 
 
 class ApiCapacity(Strict):
@@ -186,7 +191,7 @@ def headline(entry: Entry) -> Headline | None:
     run = headline_run(entry)
     if run is None:
         return None
-    best, single = best_generation(run), run.level(1)
+    best, single = best_generation(run, entry.platform), quotable(run.level(1), entry.platform)
     return Headline(
         run=run.stamp,
         measured_on=run.measured_on,
@@ -195,6 +200,7 @@ def headline(entry: Entry) -> Headline | None:
         best_generation_tps=best.generation_tps if best else None,
         best_concurrency=best.concurrency if best else None,
         single_stream_generation_tps=single.generation_tps if single else None,
+        best_output_tokens_per_j=tokens_per_joule(best) if best else None,
     )
 
 

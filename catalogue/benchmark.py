@@ -9,6 +9,7 @@ from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, Pos
 
 from catalogue.passport import HostPassport
 from catalogue.quality import Quality
+from catalogue.sampling import LevelMachine
 from catalogue.slo import Slo
 from catalogue.spec_decode import SpecDecodeFigures
 from catalogue.strict import Strict
@@ -64,6 +65,11 @@ class Figures(Strict):
     raw: list[str] = Field(default_factory=list, description="Raw result files of this level, relative to the run.")
     spec_decode: SpecDecodeFigures | None = Field(
         None, description="Speculative decoding during the level, from vLLM's /metrics counters; null: none read."
+    )
+    machine: LevelMachine | None = Field(
+        None,
+        description="The GPUs during the level's benchmark window (sampled every second) and its energy; null: the "
+        "runner did not sample (an imported run, or one measured before the sampler).",
     )
 
 

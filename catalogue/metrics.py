@@ -78,6 +78,11 @@ def p99_interval(level: LevelResult) -> tuple[float, float, int] | None:
     return lo, hi, stats.n
 
 
+def tokens_per_joule(level: LevelResult) -> float | None:
+    """Output tokens per joule of GPU energy over the level's window; None unless its power was measured."""
+    return level.machine.output_tokens_per_j if level.machine is not None else None
+
+
 def _stat(name: str, field: str) -> Callable[[LevelResult], float | None]:
     def read(level: LevelResult) -> float | None:
         stats = getattr(level, name)
@@ -95,6 +100,7 @@ METRICS: list[Metric] = [
         "peak_tps", "Peak", "tok/s", True, True, published_peak, lambda lv: lv.peak_std if published_peak(lv) else None
     ),
     Metric("total_tps", "Total", "tok/s", True, True, lambda lv: lv.total_tps),
+    Metric("output_tokens_per_j", "Output per joule", "tok/J", True, False, lambda lv: tokens_per_joule(lv)),
     Metric("ttft_mean_ms", "TTFT mean", "ms", False, False, _stat("ttft_ms", "mean"), _stat("ttft_ms", "std")),
     Metric("ttft_p99_ms", "TTFT p99", "ms", False, False, published_p99, interval=p99_interval),
     Metric("itl_mean_ms", "ITL mean", "ms", False, False, _stat("itl_ms", "mean"), _stat("itl_ms", "std")),

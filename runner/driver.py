@@ -13,9 +13,10 @@ is parsed by `vllm bench serve`'s own parser and run by its own `main`. A job wh
 came out shorter than `min_s` runs again with proportionally more prompts (at most MAX_ATTEMPTS
 times), so a level is long enough for its figures, its one-second peak above all, to mean something;
 the saved raw result is that of the last attempt. One JSON line per finished job is appended to
-EVENTS.jsonl; a job with "metrics_url" (a recipe with speculative decoding) carries vLLM's speculative-decoding counter
-lines from the server's /metrics before and after its last attempt. A job with "parse_only" is only checked (the
-capacity search's probe, whose rate comes later).
+EVENTS.jsonl, with `ended_at` (seconds since the epoch when the client returned: the end of the benchmark window,
+which the runner's GPU sampler is cut to); a job with "metrics_url" (a recipe with speculative decoding) carries
+vLLM's speculative-decoding counter lines from the server's /metrics before and after its last attempt. A job with
+"parse_only" is only checked (the capacity search's probe, whose rate comes later).
 With --more, the driver then reports `idle` and runs each `job {...}` line it reads until a line `end`:
 the capacity search decides each probe from the last one's result, in the same process.
 """
@@ -126,6 +127,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
         before = spec_lines(job.get("metrics_url"))
         try:
             result = bench_main(args)
+            ended_at = time.time()  # the benchmark window ends here (after the client's own bookkeeping)
         except Exception as exc:  # the client's own failure: report it
             _event(
                 events_path,
@@ -149,6 +151,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
         ok=True,
         wall_s=time.monotonic() - job_start,
         duration_s=result.get("duration"),
+        ended_at=ended_at,
         failed=result.get("failed", 0),
         attempts=attempts,
         num_prompts=args.num_prompts,

@@ -8,6 +8,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from catalogue import capacity, regression
 from catalogue.atomic import write_text
@@ -16,8 +17,9 @@ from catalogue.errors import CatalogueError
 from catalogue.launch import sweep_workload
 from catalogue.loading import Entry, load_catalogue
 from catalogue.regression_table import markdown
+from catalogue.sampling import level_machine
 from catalogue.slo import probe_name, rate_name
-from runner import capacity_search, policy_gate, ray_cluster
+from runner import capacity_search, policy_gate, ray_cluster, sampler
 from runner import server as srv
 from runner.boot import launch, server_version, start_router, wait_ready
 from runner.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
@@ -72,6 +74,18 @@ def clear_stale(plan: Plan) -> None:
             print(f"removed {len(removed)} container(s) of an earlier refresh on host {host.name}", file=sys.stderr)
 
 
+Level = TypeVar("Level", LevelResult, RateLevel)
+
+
+def with_machine(progress: Progress, name: str, level: Level) -> Level:
+    """The level with what the sampler read over its window (a level of an earlier boot keeps its own)."""
+    window = progress.windows.get(name)
+    if window is None or not progress.series:
+        return level
+    machine = level_machine(progress.series, window.start, window.end, window.output_tokens)
+    return level.model_copy(update={"machine": machine})
+
+
 def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: str | None) -> BenchmarkRun:
     """Write the run file with every job finished so far."""
     recipe = entry.recipe
@@ -94,10 +108,11 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
             "allowed_state": progress.allowed_state,
         }
     )
-    closed = [progress.levels[n] for n in done if n in progress.levels]
+    closed = [with_machine(progress, n, progress.levels[n]) for n in done if n in progress.levels]
     slo = recipe.sweep.slo
     rates = [
-        lv.model_copy(update={"verdict": capacity.judge(lv, slo).why}) if slo else lv for lv in progress.rates.values()
+        with_machine(progress, n, lv.model_copy(update={"verdict": capacity.judge(lv, slo).why}) if slo else lv)
+        for n, lv in progress.rates.items()
     ]
     run = build_run(
         stamp=plan.stamp,
@@ -190,6 +205,10 @@ def step_router(r: Refresh) -> None:
         r.progress.note("router live", f"router live after {router_s:.1f} s")
 
 
+def step_sample(r: Refresh) -> None:
+    sampler.start_all(r.plan, r.running.samplers)
+
+
 def step_sweep(r: Refresh) -> None:
     slo = r.entry.recipe.sweep.slo
     r.sweep = Sweep(r.plan, r.running, r.progress, r.bar, slo.limits if slo else {})
@@ -202,7 +221,17 @@ def step_capacity(r: Refresh) -> None:
         r.progress.capacity = capacity_search.search(r.plan, r.entry.recipe, r.sweep, r.progress)
 
 
-STEPS = (step_clear, step_launch, step_ray, step_ready, step_router, step_sweep, step_capacity, step_quality)
+STEPS = (
+    step_clear,
+    step_launch,
+    step_ray,
+    step_ready,
+    step_router,
+    step_sample,
+    step_sweep,
+    step_capacity,
+    step_quality,
+)
 """A refresh, in order; any step may raise ServerFailed, ClientFailed or KeyboardInterrupt."""
 
 
@@ -249,6 +278,7 @@ def execute(
         except BaseException as exc:
             unclean = [f"stopping failed ({type(exc).__name__}: {exc})"]
         measured = code == 0
+        progress.series = [sampler.aligned(s) for s in refresh.running.samplers]
         read_after(plan, progress)
         for line in unclean:
             print(f"left unclean: {line}", file=sys.stderr)

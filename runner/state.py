@@ -12,12 +12,22 @@ from dataclasses import dataclass, field
 from catalogue.benchmark import Capacity, HostFacts, LevelResult, RateLevel
 from catalogue.passport import Passport
 from catalogue.quality import Quality
-from runner import ray_cluster
+from catalogue.sampling import HostSeries
+from runner import ray_cluster, sampler
 from runner import server as srv
 from runner.containers import remove_labelled
 from runner.hosts import LOCAL, Host
 from runner.jobs import Job
 from runner.plan import Plan
+
+
+@dataclass(frozen=True)
+class Window:
+    """A finished job's benchmark window (seconds since the epoch, this machine's clock) and its output tokens."""
+
+    start: float
+    end: float
+    output_tokens: int | None
 
 
 @dataclass
@@ -49,6 +59,10 @@ class Progress:
     """Each host's state after every server stopped, by host name."""
     allowed_state: list[str] = field(default_factory=list)
     """Failed gates the owner overrode with --allow-state (shown on the page as warnings)."""
+    windows: dict[str, Window] = field(default_factory=dict)
+    """The benchmark window of each job finished in this boot, by name (what the sampler's readings are cut to)."""
+    series: list[HostSeries] = field(default_factory=list)
+    """What the sampler read on each host during this boot, once it stopped."""
 
     def finished(self, name: str) -> bool:
         """Whether the job of that name has its figures."""
@@ -77,6 +91,8 @@ class Running:
     """With Ray: `vllm serve` on the head, started once every node joined."""
     redact: list[str] = field(default_factory=list)
     """Values no log may hold (the run's API key, the variables passed by name): masked as output is written."""
+    samplers: list[sampler.Sampler] = field(default_factory=list)
+    """The GPU sampler of each host (runner/sampler.py), from just before the sweep."""
 
     def node_exits(self) -> list[tuple[str, int]]:
         """(description, exit code) of every server that has exited."""
@@ -107,6 +123,8 @@ class Running:
 
         Each host is cleaned on its own: one that does not answer is named, with the command that cleans it,
         and the others are still cleaned. Returns those lines (empty when everything was removed)."""
+        for each in self.samplers:
+            sampler.stop(each)
         if self.client is not None:
             if self.client.stdin:
                 try:

@@ -11,6 +11,7 @@ from catalogue.imports.vllm_bench import level_from_raw, rate_level_from_raw
 from catalogue.spec_decode import SpecDecodeFigures, figures, parse_counters
 from runner.jobs import Job
 from runner.plan import Plan
+from runner.state import Window
 
 if TYPE_CHECKING:
     from runner.state import Bar, Progress, Running
@@ -142,6 +143,9 @@ class Sweep:
                     f"{name}: {result.failed} of {result.failed + (result.completed or 0)} requests failed"
                 )
             self.progress.levels[name] = result.model_copy(update={"spec_decode": spec}) if spec else result
+        ended, duration = event.get("ended_at"), event.get("duration_s")
+        if ended and duration:
+            self.progress.windows[name] = Window(ended - duration, ended, raw.get("total_output_tokens"))
         overhead = event["wall_s"] - (event.get("duration_s") or 0)
         again = (
             f"; ran {event['attempts']} times to last at least {job.min_s:g} s ({event.get('num_prompts')} requests)"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import itertools
 import json
 import os
 import shutil
@@ -125,10 +127,36 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
         assert json.loads((folder / "runs" / tool.raw).read_text())["final_score"] == tool.score
     else:
         assert tool.score is None and "not installed" in tool.error
+    # The sampler ran beside the sweep: no nvidia-smi here, so "no GPU" once, nothing sampled, no energy figure.
+    raw = folder / "runs" / run.stamp
+    assert (raw / "gpu-samples-local.jsonl").read_text() == '{"gpu": "no GPU"}\n'
+    for level in run.levels:
+        machine = level.machine
+        assert (
+            machine is not None
+            and machine.output_tokens
+            == json.loads((raw / f"c{level.concurrency}.json").read_text())["total_output_tokens"]
+        )
+        assert machine.window_start < machine.window_end <= run.recorded_at + dt.timedelta(hours=1)
+        assert abs((machine.window_end - machine.window_start).total_seconds() - level.duration_s) < 1e-3
+        assert machine.not_measured == "host local: no GPU" and machine.energy_j is None
+        assert machine.output_tokens_per_j is None and machine.power_source is None
+        [host] = machine.hosts
+        assert (host.host, host.gpu, host.samples, host.power_samples, host.throttle_reasons) == (
+            "local",
+            "no GPU",
+            0,
+            0,
+            [],
+        )
+    windows = sorted((lv.machine.window_start, lv.machine.window_end) for lv in run.levels)
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(windows))  # one level after another
+    assert "gpu-samples-local.jsonl" in (raw / "sessions.txt").read_text()
     page = render_recipe(entry).markdown()
     assert "Measured by the catalogue runner" in page and f"{run.levels[0].completed}" in page
+    assert "Power not measured (host local: no GPU)" in page and "Energy (J)" not in page and "Cost per 1M" not in page
     assert "random weights" in page and f"tool-eval-bench {tool.version}" in page
-    assert ours_alive(str(port)) == []
+    assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == [] and sessions_left(folder) == {}
 
 
 @needs_vllm
@@ -176,7 +204,7 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     first = (folder / "runs" / run.stamp / "c1.json").stat().st_mtime_ns
     assert ours_alive(str(port)) == []
     sessions = (folder / "runs" / run.stamp / "sessions.txt").read_text().splitlines()
-    assert len(sessions) == 3 and sessions_left(folder) == {}  # snapshot, client, server: every session ended
+    assert len(sessions) == 4 and sessions_left(folder) == {}  # snapshot, client, server, sampler: every one ended
 
     assert main(["--root", str(root), "refresh", *TINY, "--port", str(port), "--resume"]) == 0
     runs = load_entry(folder).runs

@@ -121,8 +121,12 @@ def test_solo_container_with_the_client_inside_the_image(engine, tmp_path, capsy
     snapshot = json.loads((folder / "runs" / prov.flag_snapshot).read_text())  # taken inside the image
     assert snapshot["image"] == "local/vllm-cpu:0.32.0" and snapshot["vllm_version"] == "0.32.0"
     assert len(snapshot["options"]) > 300
+    # The sampler ran in a throwaway container of the image (no GPU here): "no GPU" once, no figure made up.
+    assert (folder / "runs" / run.stamp / "gpu-samples-local.jsonl").read_text() == '{"gpu": "no GPU"}\n'
+    assert all(lv.machine and lv.machine.not_measured == "host local: no GPU" for lv in run.levels)
     page = render_recipe(entry).markdown()
     assert "local/vllm-cpu:0.32.0" in page and "Measured by the catalogue runner" in page
+    assert "Power not measured (host local: no GPU)" in page and "Energy (J)" not in page
     # The secret went to the container by name only; the cap was added with consent; the profile's part is there.
     words = list(zip(prov.serve_command, prov.serve_command[1:]))
     assert ("-e", "HF_TOKEN") in words and ("--cap-add", "IPC_LOCK") in words and ("--shm-size", "1g") in words

@@ -19,6 +19,7 @@ from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.forking import split_map
 from catalogue.loading import Entry, load_entry, recipe_folders
 from catalogue.platform import PLATFORMS_DIR
+from catalogue.price_model import PRICE_MODEL_FILE
 from catalogue.site.index_page import IndexRow, index_row_parts
 from catalogue.site.page import Page
 from catalogue.site.pages import compared_ids, comparison_groups, page_jobs, recipe_body
@@ -191,7 +192,7 @@ def _file_stats(folder: Path) -> tuple:
 
 def _check_context(checker: ArgvChecker, checked_on: dt.date) -> tuple:
     """What every recipe's check and page depend on besides its own files: the checker, the day, image
-    snapshots, platform profiles."""
+    snapshots, platform profiles, the price model."""
     return (
         id(checker),
         checker.source,
@@ -199,6 +200,7 @@ def _check_context(checker: ArgvChecker, checked_on: dt.date) -> tuple:
         checked_on,
         _stats(sorted(IMAGE_SNAPSHOT_DIR.glob("*.json"))),
         _stats(sorted(PLATFORMS_DIR.glob("*.yaml"))),  # a profile changes the launch commands on the page
+        _stats([PRICE_MODEL_FILE]),  # the price model changes every cost on the pages
         _stats(release_snapshots()),
     )
 

@@ -21,12 +21,14 @@ from functools import cached_property
 from catalogue.benchmark import BenchmarkRun, Capacity, LevelResult
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, Metric
+from catalogue.site.machine_view import throttled
 from catalogue.site.view import headline_run, workloads
 from catalogue.slo import Slo
 from catalogue.workload import Workload
 
-COMPARED = ["generation_tps", "prefill_tps", "ttft_mean_ms", "peak_tps"]
-"""Metrics a comparison page tables, in this order."""
+COMPARED = ["generation_tps", "prefill_tps", "ttft_mean_ms", "peak_tps", "output_tokens_per_j"]
+"""Metrics a comparison page tables, in this order. Output tokens per joule is tabled only among the group's
+members whose runs measured power (a level without it is left blank, never ranked against one with it)."""
 
 
 @dataclass(frozen=True)
@@ -118,20 +120,28 @@ def metric_rows(members: list[Member], metric: Metric, per_node: bool) -> list[R
     rows = []
     for c in levels:
         values: list[float | None] = []
+        ranked_ok: list[bool] = []
         for m in members:
             level = m.level(c)
             raw = metric.get(level) if level is not None else None
             values.append(float(raw) if raw is not None else None)
+            ranked_ok.append(level is not None and not throttled(level, m.entry.platform))
         scaled = [v / m.nodes if v is not None else None for v, m in zip(values, members)]
         winners: list[Winner] = []
         if metric.throughput:
-            present = _ranked([(v, i) for i, v in enumerate(scaled if per_node else values) if v is not None], True)
+            present = _ranked(
+                [(v, i) for i, v in enumerate(scaled if per_node else values) if v is not None and ranked_ok[i]], True
+            )
             if len(present) > 1:
                 winners.append(Winner(present[0][1], _margin(present[0][0], present[1][0])))
         else:
             for nodes in sorted({m.nodes for m in members}):
                 present = _ranked(
-                    [(v, i) for i, v in enumerate(values) if v is not None and members[i].nodes == nodes],
+                    [
+                        (v, i)
+                        for i, v in enumerate(values)
+                        if v is not None and ranked_ok[i] and members[i].nodes == nodes
+                    ],
                     metric.higher_is_better,
                 )
                 if len(present) > 1:

@@ -11,7 +11,9 @@ from markupsafe import Markup
 from catalogue.flags.drift import accepted_by
 from catalogue.flags.snapshot import version_key
 from catalogue.loading import Entry
+from catalogue.metrics import tokens_per_joule
 from catalogue.site import capacity_headline, openloop, view
+from catalogue.site.machine_view import quotable
 from catalogue.site.page import Page
 from catalogue.site.templating import render
 from catalogue.site.urls import COMPARE_INDEX, INDEX, METHODOLOGY, link, recipe_path
@@ -42,8 +44,9 @@ def index_row_parts(entry: Entry, validation: view.Validation | None) -> IndexRo
 def index_row(entry: Entry, validation: view.Validation | None) -> dict[str, Any]:
     """One recipe's row (see index_rows)."""
     recipe, run = entry.recipe, view.headline_run(entry)
-    best = view.best_generation(run)
-    single = run.level(1) if run else None
+    best = view.best_generation(run, entry.platform)
+    single = quotable(run.level(1), entry.platform) if run else None
+    efficiency = tokens_per_joule(best) if best else None
     nodes = nodes_used(recipe, run)
     roof = view.roofline(entry)
     memory = view.memory_per_node(recipe)
@@ -66,6 +69,10 @@ def index_row(entry: Entry, validation: view.Validation | None) -> dict[str, Any
         "best_c": best.concurrency if best else None,
         "per_node": round(best.generation_tps / nodes, 1) if best and best.generation_tps else None,
         "roofline": round(float(roof["share"])) if roof and "share" in roof else None,
+        "tokens_per_j": efficiency,
+        "tokens_per_j_why": (
+            None if efficiency is not None or best is None else (best.machine.not_measured if best.machine else None)
+        ),
         "workload": (run.workload.describe() if run.workload else "not stated") if run else "",
         "partial": view.partial_note(run),
         "capacity": (cap.rps or 0.0) if cap else None,
@@ -90,6 +97,7 @@ SORTS = [
     ("single", "Single-stream generation"),
     ("per_node", "Best throughput per node"),
     ("roofline", "Roofline %"),
+    ("tokens_per_j", "Output tokens per joule"),
     ("best", "Best generation"),
     ("memory", "Memory per node"),
     ("verified", "Verified"),

@@ -18,6 +18,7 @@ from catalogue.site.charts import Series, line_chart, pareto_chart
 from catalogue.site.compare import Group, Member, capacity_groups, compare, pareto_points, run_pareto_points
 from catalogue.site.history import history_rows, main_metric, trend_charts
 from catalogue.site.index_page import IndexRow, render_index
+from catalogue.site.machine_view import machine_box, throttled
 from catalogue.site.page import Page
 from catalogue.site.passport_view import where_it_ran
 from catalogue.site.prose import paragraphs
@@ -203,6 +204,8 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         flag_text=lambda name: " ".join(flag_words(name, recipe.serving.flags[name])),
         where=where_it_ran,
         quality=quality_box,
+        machine=lambda run: machine_box(run, entry.platform),
+        throttled=lambda level: throttled(level, entry.platform),
     )
 
 

@@ -19,6 +19,7 @@ from catalogue.metrics import BY_NAME, metric_value, peak_withheld
 from catalogue.platform import Platform, ProfilePart
 from catalogue.recipe import ClusterTopology, Comparison, Recipe, ReplicasTopology
 from catalogue.reproduce import missing_pins
+from catalogue.site.machine_view import headline_levels, quotable
 from catalogue.topology import DEFAULT_PORT, LITELLM_VERSION, layout, placeholder_nodes
 from catalogue.workload import Workload
 
@@ -225,9 +226,9 @@ def withheld_peaks(run: BenchmarkRun, why_not: Callable[[LevelResult], str | Non
     return [f"at c={', '.join(cs)}: {why}" for why, cs in reasons.items()]
 
 
-def best_generation(run: BenchmarkRun | None) -> LevelResult | None:
-    """The level with the highest sustained generation rate."""
-    levels = [lv for lv in (run.levels if run else []) if lv.generation_tps is not None]
+def best_generation(run: BenchmarkRun | None, platform: Platform | None = None) -> LevelResult | None:
+    """The level with the highest sustained generation rate, of those that did not throttle on `platform`."""
+    levels = [lv for lv in headline_levels(run.levels if run else [], platform) if lv.generation_tps is not None]
     return max(levels, key=lambda lv: lv.generation_tps or 0.0) if levels else None
 
 
@@ -240,7 +241,7 @@ def roofline(entry: Entry) -> dict[str, float | str] | None:
     if recipe.roofline is None or not bandwidth:
         return None
     ceiling = bandwidth / recipe.roofline.bytes_per_token_gb
-    single = run.level(1) if run else None
+    single = quotable(run.level(1), entry.platform) if run else None
     out: dict[str, float | str] = {
         "ceiling": ceiling,
         "bandwidth": bandwidth,
