@@ -31,6 +31,24 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
     "qwen3-vl-235b-a22b-nvfp4-2x-spark-tp2": ("eugr-readme-cluster-qwen3-vl-235b-nvfp4.sh", ("--image", "vllm-node")),
     "gptoss-120b-2x-spark-tp2-fastsafetensors": ("eugr-readme-cluster-gptoss-120b.sh", ("--image", "vllm-node")),
     "qwen3-vl-30b-a3b-awq-eugr": ("eugr-readme-single-node.sh", ()),
+    "gptoss-20b-mxfp4-inference-stack": ("jdaln-inference-stack-models-gpt.yml", ("--service", "vllm-oss20b")),
+    "deepseek-r1-distill-qwen-32b-ngc-2510": (
+        "jdaln-inference-stack-models-deepseek.yml",
+        ("--service", "vllm-deepseek-r1-32b"),
+    ),
+    "deepseek-r1-distill-qwen-14b-ngc-2510": (
+        "jdaln-inference-stack-models-deepseek.yml",
+        ("--service", "vllm-deepseek-r1-14b"),
+    ),
+    "glm47-flash-awq-inference-stack": (
+        "jdaln-inference-stack-models-glm.yml",
+        ("--service", "vllm-glm-4.7-flash-awq"),
+    ),
+    "qwen25-coder-7b-ngc-2510": ("jdaln-inference-stack-models-qwen.yml", ("--service", "vllm-qwen25-coder-7b")),
+    "mistral-nemo-12b-bf16-ngc-2510": (
+        "jdaln-inference-stack-models-mistral.yml",
+        ("--service", "vllm-mistral-nemo-12b"),
+    ),
 }
 
 
