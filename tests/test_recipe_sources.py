@@ -49,6 +49,23 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "jdaln-inference-stack-models-mistral.yml",
         ("--service", "vllm-mistral-nemo-12b"),
     ),
+    "gptoss-120b-mxfp4-inference-stack": ("jdaln-inference-stack-models-gpt.yml", ("--service", "vllm-oss120b")),
+    "glm4-9b-chat-ngc-2510": ("jdaln-inference-stack-models-glm.yml", ("--service", "vllm-glm4-9b")),
+    "qwen25-vl-7b-awq-ngc-2510": ("jdaln-inference-stack-models-qwen.yml", ("--service", "vllm-qwen25-vl-7b")),
+    "gemma4-26b-a4b-online-fp8-inference-stack": (
+        "jdaln-inference-stack-models-gemma.yml",
+        ("--service", "vllm-gemma4-26b-a4b"),
+    ),
+    "gemma4-31b-online-fp8-inference-stack": (
+        "jdaln-inference-stack-models-gemma.yml",
+        ("--service", "vllm-gemma4-31b"),
+    ),
+    "qwen3-vl-30b-a3b-awq-inference-stack": (
+        "jdaln-inference-stack-models-qwen.yml",
+        ("--service", "vllm-qwen3-vl-30b"),
+    ),
+    "qwen25-math-1-5b-ngc-2510": ("jdaln-inference-stack-models-qwen.yml", ("--service", "vllm-qwen-math")),
+    "deepseek-ocr-ngc-2510": ("jdaln-inference-stack-models-deepseek.yml", ("--service", "vllm-deepseek-ocr")),
 }
 
 
