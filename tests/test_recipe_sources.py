@@ -66,6 +66,15 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "qwen25-math-1-5b-ngc-2510": ("jdaln-inference-stack-models-qwen.yml", ("--service", "vllm-qwen-math")),
     "deepseek-ocr-ngc-2510": ("jdaln-inference-stack-models-deepseek.yml", ("--service", "vllm-deepseek-ocr")),
+    "qwen36-35b-a3b-fp8-ngc-2605": ("techpreacher-qwen-compose-single-spark.yml", ("--service", "vllm")),
+    "qwen3-30b-a3b-thinking-fp8-2x-spark-tp2": (
+        "techpreacher-launch-qwen-30b-thinking-2x.sh",
+        ("--image", "nvcr.io/nvidia/vllm:25.11-py3"),
+    ),
+    "qwen35-122b-a10b-fp8-2x-spark-tp2": (
+        "techpreacher-launch-qwen35-122b-2x.sh",
+        ("--image", "nvcr.io/nvidia/vllm:25.11-py3"),
+    ),
 }
 
 
