@@ -1,0 +1,7 @@
+# NVIDIA/dgx-spark-playbooks nvidia/vllm/README.md L409,411 at commit 0db7c141da60870ca6ed5c99436320f4e35cd531
+# (https://github.com/NVIDIA/dgx-spark-playbooks/blob/0db7c141da60870ca6ed5c99436320f4e35cd531/nvidia/vllm/README.md), Run on two Sparks, Step 8.
+# The playbook runs it inside the head node's Ray container (docker exec ... /bin/bash -c '...'); catalogue new refuses
+# docker exec, so this is the vllm serve inside the quotes, exactly as written, with the closing quote left out.
+  vllm serve meta-llama/Llama-3.3-70B-Instruct \
+    --tensor-parallel-size 2 --max-model-len 2048 \
+    --gpu-memory-utilization 0.8 --distributed-executor-backend ray

@@ -1,0 +1,111 @@
+"""Recipes transcribed from public launch commands (issue 30): each serves exactly what its committed source file
+(tests/data/commands, which names the source, the lines and the commit) reads into with `catalogue new`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from catalogue.cli import main
+from catalogue.loading import parse_recipe
+
+REPO = Path(__file__).resolve().parents[1]
+COMMANDS = REPO / "tests" / "data" / "commands"
+SNAPSHOT = REPO / "snapshots" / "vllm-0.32.0.json"
+PARTS = {"image", "env", "env_from_host", "flags", "image_flags", "container", "model_path"}
+
+# recipe id -> (source file, extra `catalogue new` arguments)
+PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "llama33-70b-bf16-2x-spark-tp2": (
+        "nvidia-playbook-two-sparks-llama33-70b.sh",
+        ("--image", "nvcr.io/nvidia/vllm:26.05-py3"),
+    ),
+    "llama31-405b-awq-2x-spark-tp2": (
+        "nvidia-playbook-two-sparks-llama31-405b-awq.sh",
+        ("--image", "nvcr.io/nvidia/vllm:26.05-py3"),
+    ),
+    "qwen36-35b-a3b-nvfp4-nvidia-playbook": ("nvidia-playbook-vllm-qwen36-nvfp4.sh", ()),
+    "minimax-m2-awq-2x-spark-tp2": ("eugr-readme-cluster-minimax-m2-awq.sh", ("--image", "vllm-node")),
+    "qwen3-vl-235b-a22b-nvfp4-2x-spark-tp2": ("eugr-readme-cluster-qwen3-vl-235b-nvfp4.sh", ("--image", "vllm-node")),
+    "gptoss-120b-2x-spark-tp2-fastsafetensors": ("eugr-readme-cluster-gptoss-120b.sh", ("--image", "vllm-node")),
+    "qwen3-vl-30b-a3b-awq-eugr": ("eugr-readme-single-node.sh", ()),
+    "gptoss-20b-mxfp4-inference-stack": ("jdaln-inference-stack-models-gpt.yml", ("--service", "vllm-oss20b")),
+    "deepseek-r1-distill-qwen-32b-ngc-2510": (
+        "jdaln-inference-stack-models-deepseek.yml",
+        ("--service", "vllm-deepseek-r1-32b"),
+    ),
+    "deepseek-r1-distill-qwen-14b-ngc-2510": (
+        "jdaln-inference-stack-models-deepseek.yml",
+        ("--service", "vllm-deepseek-r1-14b"),
+    ),
+    "qwen25-coder-7b-ngc-2510": ("jdaln-inference-stack-models-qwen.yml", ("--service", "vllm-qwen25-coder-7b")),
+    "mistral-nemo-12b-bf16-ngc-2510": (
+        "jdaln-inference-stack-models-mistral.yml",
+        ("--service", "vllm-mistral-nemo-12b"),
+    ),
+    "gptoss-120b-mxfp4-inference-stack": ("jdaln-inference-stack-models-gpt.yml", ("--service", "vllm-oss120b")),
+    "glm4-9b-chat-ngc-2510": ("jdaln-inference-stack-models-glm.yml", ("--service", "vllm-glm4-9b")),
+    "qwen25-vl-7b-awq-ngc-2510": ("jdaln-inference-stack-models-qwen.yml", ("--service", "vllm-qwen25-vl-7b")),
+    "gemma4-26b-a4b-online-fp8-inference-stack": (
+        "jdaln-inference-stack-models-gemma.yml",
+        ("--service", "vllm-gemma4-26b-a4b"),
+    ),
+    "gemma4-31b-online-fp8-inference-stack": (
+        "jdaln-inference-stack-models-gemma.yml",
+        ("--service", "vllm-gemma4-31b"),
+    ),
+    "qwen3-vl-30b-a3b-awq-inference-stack": (
+        "jdaln-inference-stack-models-qwen.yml",
+        ("--service", "vllm-qwen3-vl-30b"),
+    ),
+    "qwen25-math-1-5b-ngc-2510": ("jdaln-inference-stack-models-qwen.yml", ("--service", "vllm-qwen-math")),
+    "qwen36-35b-a3b-fp8-ngc-2605": ("techpreacher-qwen-compose-single-spark.yml", ("--service", "vllm")),
+    "qwen3-30b-a3b-thinking-fp8-2x-spark-tp2": (
+        "techpreacher-launch-qwen-30b-thinking-2x.sh",
+        ("--image", "nvcr.io/nvidia/vllm:25.11-py3"),
+    ),
+    "qwen35-122b-a10b-fp8-2x-spark-tp2": (
+        "techpreacher-launch-qwen35-122b-2x.sh",
+        ("--image", "nvcr.io/nvidia/vllm:25.11-py3"),
+    ),
+}
+
+
+@pytest.fixture
+def catalogue_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "recipes"
+    shutil.copytree(REPO / "recipes", root)
+    return root
+
+
+def serving(root: Path, recipe_id: str) -> dict:
+    return parse_recipe(root / recipe_id / "recipe.yaml").serving.model_dump(include=PARTS)
+
+
+@pytest.mark.parametrize("recipe_id", sorted(PASTED))
+def test_each_recipe_serves_what_its_source_command_reads_into(recipe_id, catalogue_copy):
+    source, extra = PASTED[recipe_id]
+    args = ["--root", str(catalogue_copy), "new", "pasted", "--from-command", str(COMMANDS / source)]
+    assert main([*args, "--snapshot", str(SNAPSHOT), *extra]) == 0
+    ours, theirs = serving(catalogue_copy, "pasted"), serving(catalogue_copy, recipe_id)
+    for part in sorted(PARTS):
+        assert ours[part] == theirs[part], part
+
+
+@pytest.mark.parametrize("recipe_id", sorted(PASTED))
+def test_each_source_file_names_its_commit_and_the_recipe_cites_it(recipe_id):
+    head = (COMMANDS / PASTED[recipe_id][0]).read_text().splitlines()[:2]
+    commit = next(word for line in head for word in line.split() if len(word) == 40)
+    recipe = parse_recipe(REPO / "recipes" / recipe_id / "recipe.yaml")
+    assert any(commit in source for source in recipe.sources)
+
+
+def test_a_launch_run_through_docker_exec_is_refused_with_its_line(catalogue_copy, tmp_path, capsys):
+    """The two-Spark playbook starts `vllm serve` with `docker exec` in the Ray container: refused, one line."""
+    pasted = tmp_path / "exec.sh"
+    pasted.write_text("docker exec -it $VLLM_CONTAINER /bin/bash -c '\n  vllm serve org/m --tensor-parallel-size 2'\n")
+    assert main(["--root", str(catalogue_copy), "new", "x", "--from-command", str(pasted)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "`docker exec` is not part of a launch" in err[0]
