@@ -65,6 +65,13 @@ def _command(entry: Entry) -> tuple[str, dict[str, Any]]:
     return " \\\n  ".join(" ".join(line) for line in lines) + "\n", defaults
 
 
+SPARKRUN_CACHE_ENV = frozenset(
+    {"HF_HOME", "HF_HUB_CACHE", "XDG_CACHE_HOME", "VLLM_CACHE_ROOT", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"}
+)
+"""Variables naming caches that sparkrun's runtime points at its own mounts after a recipe's env is merged (its
+validator's `overridden-cache-env`): a recipe's value would be discarded, so it is not carried over."""
+
+
 def _not_carried(entry: Entry, pinning: str | None) -> list[str]:
     """One line per field of the catalogue recipe the sparkrun file does not hold."""
     serving, topology = entry.recipe.serving, entry.recipe.topology
@@ -72,6 +79,11 @@ def _not_carried(entry: Entry, pinning: str | None) -> list[str]:
     if serving.container and serving.container.options:
         options = " ".join(serving.container.options)
         lines.append(f"serving.container.options: not carried ({options}): sparkrun starts the container its own way")
+    caches = sorted(set(serving.env) & SPARKRUN_CACHE_ENV)
+    if caches:
+        lines.append(
+            f"serving.env: {', '.join(caches)}: sparkrun sets the caches to its own mounts (it warns otherwise)"
+        )
     if serving.env_from_host:
         names = ", ".join(serving.env_from_host)
         lines.append(f"serving.env_from_host: {names}: set where sparkrun runs (the catalogue passes them by name)")
@@ -99,8 +111,9 @@ def sparkrun_recipe(entry: Entry) -> tuple[str, list[str]]:
         data["container"] = image
     data["metadata"] = {"description": recipe.title}
     data["defaults"] = defaults
-    if recipe.serving.env:
-        data["env"] = dict(recipe.serving.env)
+    env = {k: v for k, v in recipe.serving.env.items() if k not in SPARKRUN_CACHE_ENV}
+    if env:
+        data["env"] = env
     lines = _not_carried(entry, pinning)
     header = [
         f"# sparkrun recipe (format v2) of the catalogue recipe {entry.id}, written by `catalogue export --sparkrun`.",
