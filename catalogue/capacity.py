@@ -199,12 +199,13 @@ def retry(points: Sequence[Point]) -> float | None:
     return None
 
 
-def probe_requests(open_loop: OpenLoop, slo: Slo, rate: float, e2e_ms: float | None) -> int:
-    """Requests a probe at `rate` sends: the recipe's window and minimum, a window of WINDOW_E2E end-to-end
-    latencies, and enough requests to show the SLO percentile met at CONFIDENCE."""
+def probe_requests(open_loop: OpenLoop, slo: Slo, rate: float, e2e_ms: float | None, judged: int = 0) -> int:
+    """Requests a probe at `rate` sends: the recipe's window and minimum and a window of WINDOW_E2E end-to-end
+    latencies; at a rate measured before (`judged` requests so far, still undecided), also enough more to show the
+    SLO percentile met at CONFIDENCE if none of them exceeds it (MLPerf's early stopping: extend while undecided)."""
     window = max(open_loop.min_window_s, WINDOW_E2E * (e2e_ms or 0) / 1000)
-    fewest = fewest_to_meet(slo.percentile, CONFIDENCE)
-    return max(open_loop.min_requests, fewest, math.ceil(rate * window))
+    more = fewest_to_meet(slo.percentile, CONFIDENCE) - judged if judged else 0
+    return max(open_loop.min_requests, more, math.ceil(rate * window))
 
 
 def knee(a: Point, b: Point) -> float | None:

@@ -40,6 +40,8 @@ class Verdict:
     """The rate the server kept up with, when it saturated."""
     undecided: bool = False
     """The samples cannot yet tell meets from misses at CONFIDENCE: more requests at this rate would."""
+    settled: bool = False
+    """Still undecided after its tries, so judged on its recorded percentile, without the confidence."""
 
 
 def percentile(stats: Stats | None, pct: int) -> float | None:
@@ -79,9 +81,27 @@ def judge(level: RateLevel, slo: Slo) -> Verdict:
     return judge_pooled([level], slo)
 
 
-def judge_pooled(levels: Sequence[RateLevel], slo: Slo) -> Verdict:
+def judge_pooled(levels: Sequence[RateLevel], slo: Slo, settle: bool = False) -> Verdict:
     """The verdict of one rate measured one or more times: failures and requests above each limit are added up;
-    saturation in any of them counts."""
+    saturation in any of them counts. `settle`: the rate has had its tries, so one still undecided is judged on its
+    worst recorded percentile instead, and says so."""
+    verdict = _pooled(levels, slo)
+    if not (settle and verdict.undecided):
+        return verdict
+    margin = verdict.margin
+    meets = margin is not None and margin <= 1
+    return Verdict(meets, ("meets" if meets else _worst(levels, slo)) + SETTLED, margin, settled=True)
+
+
+SETTLED = f" (by its percentile: not decided at {CONFIDENCE:.0%} confidence in its tries)"
+
+
+def _worst(levels: Sequence[RateLevel], slo: Slo) -> str:
+    found = [latency_margin(lv, slo) for lv in levels]
+    return max(found, key=lambda m: -1 if m[0] is None else m[0])[1]
+
+
+def _pooled(levels: Sequence[RateLevel], slo: Slo) -> Verdict:
     completed = sum(lv.completed or 0 for lv in levels)
     if not completed:
         return Verdict(False, "no request completed", outright=True)

@@ -115,16 +115,21 @@ def judged_count(raw: dict[str, Any]) -> int | None:
 
 
 def independent_share(raw: dict[str, Any], limits: dict[str, float]) -> dict[str, float] | None:
-    """{goodput key: effective sample size ÷ requests} of each judged latency, in the order the requests were sent.
+    """{goodput key: effective sample size ÷ requests} of each judged latency, in the order requests were sent.
 
     Requests that queue behind the same backlog wait alike, so a level's requests are not independent samples: a
     queue near its capacity keeps a long wait for many requests in a row. The integrated autocorrelation time τ of
-    the latency series (Sokal's automatic window) says how many requests carry one independent sample's worth;
-    the share is 1 / τ (1: independent)."""
+    the latency series (Sokal's automatic window) says how many requests carry one independent sample's worth; the
+    share is 1 / τ. When no request (or every one) exceeded the limit there is no run of waits to discount: 1."""
     samples = request_latencies(raw, judged_only=True)
     if samples is None or not limits or not isinstance(raw.get("start_times"), list):
         return None
-    return {key: 1 / autocorrelation_time(samples[key]) for key in limits}
+    out = {}
+    for key, limit in limits.items():
+        over = sum(1 for value in samples[key] if value > limit)
+        mixed = 0 < over < len(samples[key])
+        out[key] = 1 / autocorrelation_time(samples[key]) if mixed else 1.0
+    return out
 
 
 def autocorrelation_time(series: list[float], window: float = 5.0) -> float:

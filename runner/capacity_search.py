@@ -35,7 +35,7 @@ def points(progress: Progress, slo: Slo, failures: dict[str, str]) -> list[capac
     out = [
         capacity.Point(
             rate,
-            capacity.judge_pooled(levels, slo),
+            capacity.judge_pooled(levels, slo, settle=len(levels) >= capacity.MAX_TRIES),
             probe=any(lv.probe is not None for lv in levels),
             tries=len(levels),
         )
@@ -58,6 +58,18 @@ def e2e_estimate(progress: Progress, slo: Slo) -> float | None:
     within = [lv for lv in closed if (m := capacity_verdict.latency_margin(lv, slo)[0]) is not None and m <= 1]
     pool = within or sorted(closed, key=lambda lv: lv.concurrency)[:1]
     return max((lv.e2e_ms.mean or 0 for lv in pool if lv.e2e_ms), default=None)
+
+
+def rate_verdicts(progress: Progress, slo: Slo) -> dict[float | None, str]:
+    """Each offered rate's verdict as the search saw it: its levels pooled, settled once it had its tries."""
+    out: dict[float | None, str] = {
+        rate: capacity.judge_pooled(levels, slo, settle=len(levels) >= capacity.MAX_TRIES).why
+        for rate, levels in by_rate(progress).items()
+    }
+    for level in progress.rates.values():
+        if level.offered_rps is None:
+            out[None] = capacity.judge(level, slo).why
+    return out
 
 
 def next_index(progress: Progress) -> int:
@@ -86,7 +98,9 @@ def search(
         if step.rate is None:
             stopped = step.stopped
             break
-        requests = capacity.probe_requests(open_loop, slo, step.rate, e2e_estimate(progress, slo))
+        earlier = by_rate(progress).get(step.rate, [])
+        judged = sum(lv.judged if lv.judged is not None else lv.completed or 0 for lv in earlier)
+        requests = capacity.probe_requests(open_loop, slo, step.rate, e2e_estimate(progress, slo), judged)
         cost = requests / step.rate + (max(spent) if spent else OVERHEAD_S)
         if clock() - started + cost > open_loop.search_budget_s:
             stopped = (
@@ -107,6 +121,14 @@ def search(
     sweep.end()
     newest = {rate: levels[-1] for rate, levels in by_rate(progress).items()}
     sampled = all(lv.exceed is not None for lv in progress.rates.values())
+    settled = sorted(p.rate for p in found if p.verdict.settled)
+    if settled:
+        rates = ", ".join(f"{rate:g}" for rate in settled)
+        progress.note(
+            "capacity settled",
+            f"capacity search: {rates} req/s judged on their recorded percentiles after {capacity.MAX_TRIES} probes "
+            f"each (undecided at {capacity_verdict.CONFIDENCE:.0%} confidence)",
+        )
     ran = sum(1 for lv in progress.rates.values() if lv.probe is not None) + len(sweep.failures)
     result = capacity.result(
         found,
@@ -114,7 +136,7 @@ def search(
         open_loop.tolerance,
         stopped,
         clock() - started,
-        confidence=capacity_verdict.CONFIDENCE if sampled and progress.rates else None,
+        confidence=capacity_verdict.CONFIDENCE if sampled and progress.rates and not settled else None,
         probes=ran,
     )
     progress.note("capacity search", f"capacity search: {describe(result, slo)}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from catalogue import capacity, regression
+from catalogue import regression
 from catalogue.atomic import write_text
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance, RateLevel
 from catalogue.errors import CatalogueError
@@ -110,8 +110,9 @@ def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: s
     )
     closed = [with_machine(progress, n, progress.levels[n]) for n in done if n in progress.levels]
     slo = recipe.sweep.slo
+    verdicts = capacity_search.rate_verdicts(progress, slo) if slo else {}
     rates = [
-        with_machine(progress, n, lv.model_copy(update={"verdict": capacity.judge(lv, slo).why}) if slo else lv)
+        with_machine(progress, n, lv.model_copy(update={"verdict": verdicts[lv.offered_rps]}) if slo else lv)
         for n, lv in progress.rates.items()
     ]
     run = build_run(

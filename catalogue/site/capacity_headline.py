@@ -101,7 +101,10 @@ def headline(run: BenchmarkRun) -> Headline | None:
 def judged_text(cap: Capacity) -> str:
     """How the search decided each rate: on per-request samples at a confidence, or on recorded percentiles."""
     if cap.confidence is None:
-        return "Each rate was judged on its recorded percentiles alone (no per-request samples)."
+        return (
+            "Not every verdict holds at a stated confidence: some rates were judged on their recorded percentiles "
+            "(no per-request samples, or still undecided after three probes, as the run's notes say)."
+        )
     return (
         f"Each verdict holds at {cap.confidence * 100:g} % confidence: the requests above each limit are counted "
         "(after a warm-up tenth, requests that queued alike counted as one sample) and a rate that cannot yet be "
