@@ -51,6 +51,17 @@ class Secret:
     """The value itself: compare with it, never print it."""
 
 
+PATH = re.compile(r"^(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*$")
+WORD = re.compile(r"^[a-z]{4,}$")
+
+
+def is_path(value: str) -> bool:
+    """A file path such as `examples/tiny-cpu/runs/20261125T043519Z`: slash-separated segments, one of them a plain
+    word. The entropy detector reads such paths as base64 by chance (it depends on the digits of a date stamp); a
+    random credential holds no such word between slashes."""
+    return bool(PATH.match(value)) and any(WORD.match(part) for part in value.split("/"))
+
+
 def mask(value: str) -> str:
     """The first three characters of a long value, then stars; a short value all stars."""
     return (value[:3] if len(value) >= 12 else "") + "*" * 8
@@ -97,6 +108,8 @@ def _plugin_hits(line: str, number: int, filename: str) -> list[Secret]:
     for plugin in plugins():
         for found in plugin.analyze_line(filename=filename, line=line, line_number=number):
             value = _word_at(line, found.secret_value or "")
+            if found.type == "Base64 High Entropy String" and is_path(value):
+                continue
             if value and is_literal(value):
                 out.append(Secret(number, found.type, mask(value), value))
     return out

@@ -126,7 +126,7 @@ def search(
         rates = ", ".join(f"{rate:g}" for rate in settled)
         progress.note(
             "capacity settled",
-            f"capacity search: {rates} req/s judged on their recorded percentiles after {capacity.MAX_TRIES} probes "
+            f"capacity settled: {rates} req/s judged on their recorded percentiles after {capacity.MAX_TRIES} probes "
             f"each (undecided at {capacity_verdict.CONFIDENCE:.0%} confidence)",
         )
     ran = sum(1 for lv in progress.rates.values() if lv.probe is not None) + len(sweep.failures)

@@ -96,6 +96,7 @@ def tool_calling(
     command = tool_eval_command()
     if command is None:
         return q.failed_check("tool-calling", items, 0.0, "tool-eval-bench is not installed (set CATALOGUE_TOOL_EVAL)")
+    raw_dir = raw_dir.resolve()  # the tool runs in a scratch folder: a relative path would land there
     report, log = raw_dir / "tool-eval.json", raw_dir / "tool-eval.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_EVAL_")}  # no owner's .env defaults
     env["TOOL_EVAL_API_KEY"] = key  # by environment: never on a command line others can read

@@ -102,3 +102,14 @@ def test_a_secret_in_a_broken_recipe_is_not_quoted_by_the_schema_error(recipe_co
     assert main(["--root", str(root), "validate", "--no-flags"]) == 1
     out = capsys.readouterr()
     assert HF not in out.err + out.out
+
+
+def test_a_runner_written_path_is_no_credential_whatever_its_date_stamp():
+    """vLLM's client logs its result folder; the entropy detector read one stamp's digits as base64."""
+    from catalogue.secret_scan import is_path, scan_text
+
+    line = "Namespace(result_dir='examples/tiny-cpu-capacity/runs/20261125T043519Z', seed=1)"
+    assert is_path("examples/tiny-cpu-capacity/runs/20261125T043519Z") and scan_text(line, filename="client.log") == []
+    assert not is_path("aGVsbG8gd29ybGQ/dGhpcyBpcyBh")  # no plain word between the slashes
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    assert scan_text(f"token_path='runs/{secret}'", filename="client.log") != []
