@@ -90,7 +90,8 @@ def judge_pooled(levels: Sequence[RateLevel], slo: Slo, settle: bool = False) ->
         return verdict
     margin = verdict.margin
     meets = margin is not None and margin <= 1
-    return Verdict(meets, ("meets" if meets else _worst(levels, slo)) + SETTLED, margin, settled=True)
+    # A settled pass reads "meets" like any other (pages and comparisons key on the word); the run's notes name it.
+    return Verdict(meets, "meets" if meets else _worst(levels, slo) + SETTLED, margin, settled=True)
 
 
 SETTLED = f" (by its percentile: not decided at {CONFIDENCE:.0%} confidence in its tries)"
