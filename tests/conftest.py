@@ -18,6 +18,20 @@ def repo() -> Path:
     return REPO
 
 
+SEED_RECIPES = frozenset(
+    {
+        "gptoss-120b",
+        "gptoss-120b-ngc-2509",
+        "gptoss-120b-community-131k",
+        "gptoss-120b-topology-solo",
+        "gptoss-120b-topology-cluster-tp2",
+        "gptoss-120b-topology-2x-shuffle",
+        "gptoss-120b-topology-2x-least-busy",
+    }
+)
+"""The recipes of the seed documents (recipes pasted since carry other ids)."""
+
+
 @pytest.fixture(scope="session")
 def seeds() -> Path:
     """The seed documents (`../shared/seeds` beside the clone, or $CATALOGUE_SEEDS)."""

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from catalogue.metrics import metric_value
-from tests.conftest import seed_text
+from tests.conftest import SEED_RECIPES, seed_text
 
 
 def _num(text: str) -> float:
@@ -16,15 +16,7 @@ def _num(text: str) -> float:
 
 def test_all_seed_recipes_load(entries):
     # The seeds; recipes transcribed from public sources since (issue 21) load beside them.
-    assert set(entries) >= {
-        "gptoss-120b",
-        "gptoss-120b-ngc-2509",
-        "gptoss-120b-community-131k",
-        "gptoss-120b-topology-solo",
-        "gptoss-120b-topology-cluster-tp2",
-        "gptoss-120b-topology-2x-shuffle",
-        "gptoss-120b-topology-2x-least-busy",
-    }
+    assert set(entries) >= SEED_RECIPES
 
 
 def test_concurrency_first_table_matches_seed(entries, seeds):

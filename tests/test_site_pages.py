@@ -20,18 +20,11 @@ from catalogue.site.pages import build_pages, render_recipe
 from catalogue.site.templating import fmt_num
 from catalogue.site.view import Validation
 from catalogue.topology import launch_argv
+from tests.conftest import SEED_RECIPES
 
 GOLDEN = Path(__file__).parent / "golden"
-SEEDS = {
-    "gptoss-120b",
-    "gptoss-120b-ngc-2509",
-    "gptoss-120b-community-131k",
-    "gptoss-120b-topology-solo",
-    "gptoss-120b-topology-cluster-tp2",
-    "gptoss-120b-topology-2x-shuffle",
-    "gptoss-120b-topology-2x-least-busy",
-}
-"""The recipes of the seed documents; the golden pages show these alone (recipes pasted since carry other ids)."""
+SEEDS = SEED_RECIPES
+"""The golden pages show the seed recipes alone."""
 FIXED = Validation(
     "0.32.0",
     dt.date(2026, 11, 22),
