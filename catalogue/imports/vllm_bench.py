@@ -53,7 +53,7 @@ def looks_like(data: Any) -> bool:
     return isinstance(data, dict) and {"backend", "model_id", "num_prompts", "max_concurrency"} <= data.keys()
 
 
-def _stats(raw: dict[str, Any], name: str) -> Stats | None:
+def _stats(raw: dict[str, Any], name: str, requests: dict[str, list[float]] | None = None) -> Stats | None:
     values = {
         "mean": raw.get(f"mean_{name}_ms"),
         "std": raw.get(f"std_{name}_ms"),
@@ -65,18 +65,10 @@ def _stats(raw: dict[str, Any], name: str) -> Stats | None:
     present = {k: float(v) for k, v in values.items() if v is not None}
     if not present:
         return None
-    samples = per_request(raw, name)
+    samples = itls_ms(raw) if name == "itl" else (requests or {}).get(name)
     if samples:
         return Stats(**present, n=len(samples), ci=intervals(samples))
     return Stats(**present)
-
-
-def per_request(raw: dict[str, Any], name: str) -> list[float] | None:
-    """The per-request samples of one latency (`--save-detailed`), ms, when the file keeps them."""
-    if name == "itl":
-        return itls_ms(raw)
-    samples = request_latencies(raw)
-    return samples.get(name) if samples is not None else None
 
 
 def level_from_raw(
@@ -95,14 +87,15 @@ def level_from_raw(
 
 def _figures(raw: dict[str, Any], raw_name: str) -> dict[str, Any]:
     """What every level of a raw result carries, closed loop or open."""
+    requests = request_latencies(raw)  # once per file: each latency's per-request samples, when kept
     return {
         "generation_tps": raw.get("output_throughput"),
         "peak_tps": raw.get("max_output_tokens_per_s"),
         "total_tps": raw.get("total_token_throughput"),
-        "ttft_ms": _stats(raw, "ttft"),
+        "ttft_ms": _stats(raw, "ttft", requests),
         "itl_ms": _stats(raw, "itl"),
-        "tpot_ms": _stats(raw, "tpot"),
-        "e2e_ms": _stats(raw, "e2el"),
+        "tpot_ms": _stats(raw, "tpot", requests),
+        "e2e_ms": _stats(raw, "e2el", requests),
         "duration_s": raw.get("duration"),
         "completed": int(raw.get("completed", 0)),
         "failed": int(raw.get("failed", 0)),
