@@ -29,13 +29,18 @@ def by_rate(progress: Progress) -> dict[float, list[RateLevel]]:
     return groups
 
 
+def rate_verdict(levels: list[RateLevel], slo: Slo) -> capacity.Verdict:
+    """One rate's verdict: its levels pooled, settled on its percentile once it has had its tries."""
+    return capacity.judge_pooled(levels, slo, settle=len(levels) >= capacity.MAX_TRIES)
+
+
 def points(progress: Progress, slo: Slo, failures: dict[str, str]) -> list[capacity.Point]:
     """A point per rate measured so far, its levels' requests pooled into one verdict, and the probes the client
     could not run."""
     out = [
         capacity.Point(
             rate,
-            capacity.judge_pooled(levels, slo, settle=len(levels) >= capacity.MAX_TRIES),
+            rate_verdict(levels, slo),
             probe=any(lv.probe is not None for lv in levels),
             tries=len(levels),
         )
@@ -62,10 +67,7 @@ def e2e_estimate(progress: Progress, slo: Slo) -> float | None:
 
 def rate_verdicts(progress: Progress, slo: Slo) -> dict[float | None, str]:
     """Each offered rate's verdict as the search saw it: its levels pooled, settled once it had its tries."""
-    out: dict[float | None, str] = {
-        rate: capacity.judge_pooled(levels, slo, settle=len(levels) >= capacity.MAX_TRIES).why
-        for rate, levels in by_rate(progress).items()
-    }
+    out: dict[float | None, str] = {rate: rate_verdict(levels, slo).why for rate, levels in by_rate(progress).items()}
     for level in progress.rates.values():
         if level.offered_rps is None:
             out[None] = capacity.judge(level, slo).why
