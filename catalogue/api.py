@@ -230,7 +230,7 @@ def api_run(run: BenchmarkRun) -> ApiRun:
     return ApiRun.model_validate(
         {
             **dict(run),
-            "id": run.stamp,
+            "id": run.file_stem,
             "workload_description": run.workload.describe() if run.workload else None,
             "withheld_peaks": withheld_peaks(run),
             "unbounded_p99": withheld_peaks(run, p99_withheld),

@@ -263,6 +263,12 @@ class BenchmarkRun(Strict):
     """One run: the levels it measured, its workload and its provenance."""
 
     recorded_at: dt.datetime = Field(description="UTC time the run was recorded (names the file).")
+    part: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$",
+        description="Another workload of the same refresh, in the file name after the stamp (a kind of text, the "
+        "Arena's profile); null: the refresh's first run file.",
+    )
     label: str | None = Field(None, description="What distinguishes this run, e.g. 'before tuning'.")
     provenance: Provenance = Field(description="Imported from a source or measured by the runner.")
     workload: Workload | None = Field(
@@ -308,8 +314,13 @@ class BenchmarkRun(Strict):
 
     @property
     def stamp(self) -> str:
-        """File stem: the UTC recording time."""
+        """The UTC recording time: the refresh it belongs to."""
         return self.recorded_at.astimezone(dt.UTC).strftime(RUN_STAMP_FORMAT)
+
+    @property
+    def file_stem(self) -> str:
+        """The run file's name without `.json`: the stamp, then `-<part>` for another workload of the refresh."""
+        return f"{self.stamp}-{self.part}" if self.part else self.stamp
 
     def level(self, concurrency: int) -> LevelResult | None:
         """The result at a concurrency level, if measured."""

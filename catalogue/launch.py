@@ -8,8 +8,10 @@ import json
 import shlex
 from typing import Any
 
+from catalogue import texts
 from catalogue.recipe import FlagValue, Recipe
 from catalogue.slo import PERCENTILES
+from catalogue.texts import TextKind
 from catalogue.workload import Workload
 
 
@@ -59,14 +61,17 @@ def prompts_for(recipe: Recipe, concurrency: int) -> int:
     return max(sweep.prompts_per_level, concurrency * sweep.prompts_per_stream)
 
 
-def sweep_workload(recipe: Recipe, tool_version: str | None = None) -> Workload:
-    """The workload `bench_argv` sends, as the run file records it (the key comparisons group by)."""
+def sweep_workload(
+    recipe: Recipe, tool_version: str | None = None, text: TextKind = "random", prompt_tokens: int | None = None
+) -> Workload:
+    """The workload `bench_argv` sends, as the run file records it (the key comparisons group by); a fixed text's
+    prompt length is the mean the client counted (`prompt_tokens`), the random one's the recipe's."""
     sweep = recipe.sweep
     return Workload(
         tool="vllm bench serve",
         tool_version=tool_version,
-        dataset="random",
-        input_len=sweep.input_len,
+        dataset=texts.dataset(text),
+        input_len=sweep.input_len if text == "random" else prompt_tokens,
         output_len=sweep.output_len,
         prompts_per_level=f"max({sweep.prompts_per_level}, {sweep.prompts_per_stream} × concurrency)"
         + (f", more if a level lasts under {sweep.min_level_s:g} s" if sweep.min_level_s else ""),
@@ -81,10 +86,20 @@ def bench_argv(
     base_url: str = "http://127.0.0.1:8000",
     input_len: int | None = None,
     prompts: int | None = None,
+    text: TextKind = "random",
+    texts_dir: str = ".",
 ) -> list[str]:
-    """`vllm bench serve` for one closed-loop level of the recipe's sweep (random prompts, fixed lengths)."""
+    """`vllm bench serve` for one closed-loop level of the recipe's sweep: random prompts of fixed lengths, or the
+    catalogue's fixed `text` from its file in `texts_dir` (as the client sees that folder)."""
+    words = _client_words(recipe, base_url, input_len or recipe.sweep.input_len)
+    if text != "random":
+        at = words.index("--dataset-name")
+        words[at:] = [
+            "--dataset-name", "custom", "--dataset-path", f"{texts_dir}/{texts.file_name(text)}",
+            "--custom-output-len", str(recipe.sweep.output_len), "--skip-chat-template",
+        ]  # fmt: skip
     return [
-        *_client_words(recipe, base_url, input_len or recipe.sweep.input_len),
+        *words,
         "--num-prompts",
         str(prompts or prompts_for(recipe, concurrency)),
         "--max-concurrency",

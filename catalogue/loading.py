@@ -89,8 +89,10 @@ def parse_run(path: Path) -> BenchmarkRun:
         run = BenchmarkRun.model_validate(data)
     except ValidationError as exc:
         raise from_validation(path, exc) from None
-    if path.stem != run.stamp:
-        raise CatalogueError(path, f"file name must be its recorded_at stamp {run.stamp}.json", "recorded_at")
+    if path.stem != run.file_stem:
+        raise CatalogueError(
+            path, f"file name must be its recorded_at stamp and part: {run.file_stem}.json", "recorded_at"
+        )
     return run
 
 

@@ -11,6 +11,7 @@ from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 from catalogue.quality import QualitySetting
 from catalogue.slo import OpenLoop, Slo
 from catalogue.strict import Strict
+from catalogue.texts import TextKind
 from catalogue.workload import Workload
 
 FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$")
@@ -202,6 +203,12 @@ class Sweep(Strict):
         default_factory=QualitySetting,
         description="The tool-calling and accuracy checks after the sweep (on unless turned off with a reason).",
     )
+    texts: list[TextKind] = Field(
+        default_factory=lambda: list[TextKind](["random"]),
+        min_length=1,
+        description="Kinds of text the concurrency levels send, each a workload of its own (catalogue.texts): "
+        "random tokens, prose, code. The first carries the long-context and open-loop levels.",
+    )
 
     @model_validator(mode="after")
     def _ascending(self) -> Sweep:
@@ -209,6 +216,12 @@ class Sweep(Strict):
             values = getattr(self, name)
             if values != sorted(set(values)):
                 raise ValueError(f"{name} must be ascending without repeats")
+        if len(set(self.texts)) != len(self.texts):
+            raise ValueError("texts: a kind of text repeats")
+        if self.texts[0] != "random" and (self.long_context or self.open_loop):
+            raise ValueError(
+                "texts: long-context and open-loop levels send random prompts of set lengths: put `random` first"
+            )
         return self
 
 
@@ -268,6 +281,11 @@ class Recipe(Strict):
         uses = getattr(self.topology, machines) if machines else 1
         if self.hardware.nodes != uses:
             raise ValueError(f"hardware.nodes is {self.hardware.nodes} but the topology uses {uses} machine(s)")
+        if "speculative-config" in self.serving.flags and len(set(self.sweep.texts) - {"random"}) < 2:
+            raise ValueError(
+                "sweep.texts: a recipe with speculative decoding measures at least two kinds of text "
+                "(`texts: [prose, code]`): its speed depends on the text"
+            )
         tp = self.serving.flags.get("tensor-parallel-size", 1)
         if isinstance(self.topology, ClusterTopology) and tp != self.topology.tensor_parallel_size:
             raise ValueError("topology.tensor_parallel_size differs from serving.flags.tensor-parallel-size")

@@ -9,6 +9,7 @@ from catalogue.launch import bench_argv, rate_bench_argv
 from catalogue.loading import Entry
 from catalogue.recipe import Recipe
 from catalogue.slo import rate_name
+from catalogue.texts import TextKind
 
 LEVEL_SEED = 1
 """The first level's `--seed`; each next job of the plan takes the next one."""
@@ -35,6 +36,8 @@ class Job:
     """Checked by the client before any server starts, never run: the template of the search's probes."""
     metrics_url: str | None = None
     """The server's /metrics, read before and after the level (a recipe with speculative decoding)."""
+    text: TextKind = "random"
+    """The kind of text it sends (catalogue.texts): each kind's levels are a run file of their own."""
 
     def payload(self) -> dict:
         """What the benchmark client is given (jobs.json, or a `job` line)."""
@@ -73,10 +76,12 @@ def level_jobs(entry: Entry, recipe: Recipe, endpoint: str, raw: str, stamp: str
             f"run={stamp}",
         ]
 
-    jobs = [
-        Job(f"c{c}", c, None, [*bench_argv(recipe, c, endpoint), *save(f"c{c}")], recipe.sweep.min_level_s)
-        for c in recipe.sweep.concurrency
-    ]
+    jobs = []
+    for text in recipe.sweep.texts:
+        for c in recipe.sweep.concurrency:
+            name = level_name(recipe, text, c)
+            argv = bench_argv(recipe, c, endpoint, text=text, texts_dir=raw)
+            jobs.append(Job(name, c, None, [*argv, *save(name)], recipe.sweep.min_level_s, text=text))
     jobs += [
         Job(
             f"ctx{n}",
@@ -91,7 +96,7 @@ def level_jobs(entry: Entry, recipe: Recipe, endpoint: str, raw: str, stamp: str
         jobs = [replace(job, metrics_url=f"{endpoint}/metrics") for job in jobs]
     open_loop = recipe.sweep.open_loop
     if open_loop is None:
-        return jobs
+        return seeded(jobs)
     rates = list(open_loop.rates)
     template_rate = rates[0] if rates else 1.0
     template = Job("probe-template", None, None, [*rate_bench_argv(recipe, template_rate, endpoint), *save("probe")])
@@ -100,6 +105,11 @@ def level_jobs(entry: Entry, recipe: Recipe, endpoint: str, raw: str, stamp: str
     if capacity:
         jobs.append(replace(template, parse_only=True))
     return seeded(jobs)
+
+
+def level_name(recipe: Recipe, text: TextKind, concurrency: int) -> str:
+    """A closed-loop level's job name: `c4` for the first kind of text (the main run file), `prose-c4` for another."""
+    return f"c{concurrency}" if text == recipe.sweep.texts[0] else f"{text}-c{concurrency}"
 
 
 def seeded(jobs: list[Job]) -> list[Job]:

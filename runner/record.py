@@ -128,11 +128,13 @@ def build_run(
     complete: bool,
     reason: str | None,
     notes: list[str],
+    part: str | None = None,
 ) -> BenchmarkRun:
-    """The run file's content."""
+    """The run file's content; `part` names another workload of the same refresh (its file `<stamp>-<part>.json`)."""
     recorded = dt.datetime.strptime(stamp, RUN_STAMP_FORMAT).replace(tzinfo=dt.UTC)
     return BenchmarkRun(
         recorded_at=recorded,
+        part=part,
         provenance=provenance,
         workload=workload,
         levels=sorted(levels, key=lambda lv: lv.concurrency),

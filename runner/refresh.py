@@ -8,16 +8,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
-from catalogue import regression
+from catalogue import regression, texts
 from catalogue.atomic import write_text
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance, RateLevel
 from catalogue.errors import CatalogueError
-from catalogue.launch import sweep_workload
 from catalogue.loading import Entry, load_catalogue
 from catalogue.regression_table import markdown
-from catalogue.sampling import level_machine
 from catalogue.slo import probe_name, rate_name
 from runner import capacity_search, policy_gate, ray_cluster, sampler
 from runner import server as srv
@@ -32,16 +29,24 @@ from runner.lock import refresh_lock
 from runner.plan import Plan, make_plan
 from runner.preflight import PreflightFailed, run_preflight
 from runner.quality import step_quality
-from runner.record import build_run, provenance, write_run
 from runner.rerun import refuse_different, reproducing, same_setup
+from runner.save_runs import save
 from runner.state import Bar, Progress, Running
-from runner.state_gate import gate_state, read_after, with_passports
+from runner.state_gate import gate_state, read_after
 from runner.sweep import ClientFailed, Sweep
 
 
 def resumable(entry: Entry) -> BenchmarkRun | None:
     """The newest measured run that stopped early."""
-    runs = [r for r in entry.runs if isinstance(r.provenance, MeasuredProvenance) and not r.complete]
+    first = texts.dataset(entry.recipe.sweep.texts[0])  # another kind's levels are measured again on a resume
+    runs = [
+        r
+        for r in entry.runs
+        if isinstance(r.provenance, MeasuredProvenance)
+        and not r.complete
+        and r.workload is not None
+        and r.workload.dataset == first
+    ]
     return max(runs, key=lambda r: r.recorded_at) if runs else None
 
 
@@ -72,65 +77,6 @@ def clear_stale(plan: Plan) -> None:
             raise srv.ServerFailed(f"host {host.name}: cannot clear containers of an earlier refresh: {exc}") from None
         if removed:
             print(f"removed {len(removed)} container(s) of an earlier refresh on host {host.name}", file=sys.stderr)
-
-
-Level = TypeVar("Level", LevelResult, RateLevel)
-
-
-def with_machine(progress: Progress, name: str, level: Level) -> Level:
-    """The level with what the sampler read over its window (a level of an earlier boot keeps its own)."""
-    window = progress.windows.get(name)
-    if window is None or not progress.series:
-        return level
-    machine = level_machine(progress.series, window.start, window.end, window.output_tokens)
-    return level.model_copy(update={"machine": machine})
-
-
-def save(plan: Plan, entry: Entry, progress: Progress, complete: bool, reason: str | None) -> BenchmarkRun:
-    """Write the run file with every job finished so far."""
-    recipe = entry.recipe
-    done = [job.name for job in plan.levels if progress.finished(job.name)]
-    done += [name for name in progress.probe_jobs if name in progress.rates]
-    prov = provenance(
-        plan,
-        vllm_version=progress.vllm_version,
-        client_vllm_version=progress.client_vllm_version,
-        flag_snapshot=progress.snapshot,
-        image_id=progress.image_id,
-        done=done,
-        jobs=progress.probe_jobs,
-        preflight=progress.preflight,
-        hosts=progress.hosts,
-    )
-    prov = prov.model_copy(
-        update={
-            "hosts": with_passports(prov.hosts, progress.passports_before, progress.passports_after),
-            "allowed_state": progress.allowed_state,
-        }
-    )
-    closed = [with_machine(progress, n, progress.levels[n]) for n in done if n in progress.levels]
-    slo = recipe.sweep.slo
-    verdicts = capacity_search.rate_verdicts(progress, slo) if slo else {}
-    rates = [
-        with_machine(progress, n, lv.model_copy(update={"verdict": verdicts[lv.offered_rps]}) if slo else lv)
-        for n, lv in progress.rates.items()
-    ]
-    run = build_run(
-        stamp=plan.stamp,
-        provenance=prov,
-        levels=[lv for lv in closed if lv.prompt_tokens is None],
-        long_context=[lv for lv in closed if lv.prompt_tokens is not None],
-        rates=rates,
-        slo=slo if rates else None,
-        capacity=progress.capacity,
-        quality=progress.quality,
-        workload=sweep_workload(recipe, progress.client_vllm_version),
-        complete=complete,
-        reason=reason,
-        notes=progress.notes,
-    )
-    write_run(run, plan.run_file)
-    return run
 
 
 REGRESSED = 3
@@ -247,6 +193,7 @@ def execute(
 ) -> int:
     """Run the steps against one boot, stop everything, record; 0 only when the sweep completed."""
     plan.raw_dir.mkdir(parents=True, exist_ok=True)
+    texts.write_files(plan.raw_dir, entry.recipe.sweep.texts)  # the fixed prompts the client reads, kept with the run
     refresh = Refresh(plan, entry, progress, Running(plan), Bar(len(plan.levels)), resumed_image_id=resumed_image_id)
     refresh.verdicts = verdicts
     refresh.running.redact = [refresh.key, *policy_gate.secret_values(entry)]
@@ -289,11 +236,16 @@ def execute(
         if (plan.raw_dir / "flags.json").exists():
             progress.snapshot = f"{plan.stamp}/flags.json"
         if progress.done:
-            run = save(plan, entry, progress, complete=measured, reason=reason)
+            runs = save(plan, entry, progress, complete=measured, reason=reason)
             planned = sum(1 for job in plan.levels if progress.finished(job.name))
             probes = f" and {len(progress.probe_jobs)} capacity probes" if progress.probe_jobs else ""
-            print(f"\nwrote {plan.run_file} ({planned}/{len(plan.levels)} levels{probes})", file=sys.stderr)
-            regressed = check_regression(entry, run, fail_on_regression, report_table)
+            others = [plan.run_file.with_name(f"{plan.stamp}-{t}.json") for t in entry.recipe.sweep.texts[1:]]
+            also = "".join(f" and {p.name}" for p in others if p.exists())
+            print(f"\nwrote {plan.run_file}{also} ({planned}/{len(plan.levels)} levels{probes})", file=sys.stderr)
+            regressed = max(  # each kind of text against its own earlier runs; the report table of the first
+                check_regression(entry, run, fail_on_regression, report_table if i == 0 else None)
+                for i, run in enumerate(runs)
+            )
             code = code or regressed
     return code
 

@@ -179,11 +179,18 @@ def recipe_data(
             "when_to_use": ["TODO: a workload it suits."],
             "when_not_to_use": ["TODO: a workload it does not suit."],
         },
-        "sweep": dict(sparkrun.sweep or DEFAULT_SWEEP) if sparkrun else dict(DEFAULT_SWEEP),
+        "sweep": draft_sweep(dict(sparkrun.sweep or DEFAULT_SWEEP) if sparkrun else dict(DEFAULT_SWEEP), flags),
         "sources": [f"TODO: where this {'sparkrun recipe' if sparkrun else 'launch command'} comes from."],
         "publish": False,
     }
     return data, notes
+
+
+def draft_sweep(sweep: dict[str, Any], flags: dict[str, Any]) -> dict[str, Any]:
+    """The draft's sweep; with speculative decoding, two kinds of text (its speed depends on the text)."""
+    if "speculative-config" in flags:
+        sweep["texts"] = ["prose", "code"]
+    return sweep
 
 
 def check(data: dict[str, Any], target: Path, checker: ArgvChecker) -> list[str]:

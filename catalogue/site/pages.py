@@ -23,6 +23,7 @@ from catalogue.site.page import Page
 from catalogue.site.passport_view import where_it_ran
 from catalogue.site.prose import paragraphs
 from catalogue.site.quality_view import KINDS, compare_rows, quality_box
+from catalogue.site.spec_view import spec_summary
 from catalogue.site.templating import render
 from catalogue.site.urls import COMPARE_INDEX, METHODOLOGY, file_link, link, recipe_path
 from catalogue.sparkrun_export import sparkrun_path
@@ -206,6 +207,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         quality=quality_box,
         machine=lambda run: machine_box(run, entry.platform),
         throttled=lambda level: throttled(level, entry.platform),
+        spec=spec_summary(recipe, entry.runs),
     )
 
 
