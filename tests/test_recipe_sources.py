@@ -70,6 +70,7 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "techpreacher-launch-qwen35-122b-2x.sh",
         ("--image", "nvcr.io/nvidia/vllm:25.11-py3"),
     ),
+    "gemma4-26b-a4b-fp8-eugr-solo": ("eugr-recipe-gemma4-26b-a4b-solo.sh", ("--image", "vllm-node-tf5")),
     "qwen38-flash-next-fp8-2x-spark-tp2": (
         "inference-atlas-qwen38-flash-next-fp8-2x.sh",
         ("--image", "qwen38fn:ray"),
