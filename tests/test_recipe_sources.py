@@ -71,6 +71,7 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         ("--image", "nvcr.io/nvidia/vllm:25.11-py3"),
     ),
     "gemma4-26b-a4b-fp8-eugr-solo": ("eugr-recipe-gemma4-26b-a4b-solo.sh", ("--image", "vllm-node-tf5")),
+    "gemma4-e2b-bf16-vllm-0271": ("inference-atlas-gemma4-e2b-bf16-vllm-0271.sh", ("--image", "vllm/vllm-openai:v0.27.1-aarch64")),
     "qwen38-flash-next-fp8-2x-spark-tp2": (
         "inference-atlas-qwen38-flash-next-fp8-2x.sh",
         ("--image", "qwen38fn:ray"),
