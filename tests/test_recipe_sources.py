@@ -70,6 +70,21 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "techpreacher-launch-qwen35-122b-2x.sh",
         ("--image", "nvcr.io/nvidia/vllm:25.11-py3"),
     ),
+    "gemma4-26b-a4b-fp8-eugr-solo": ("eugr-recipe-gemma4-26b-a4b-solo.sh", ("--image", "vllm-node-tf5")),
+    "gemma4-e2b-bf16-vllm-0271": ("inference-atlas-gemma4-e2b-bf16-vllm-0271.sh", ("--image", "vllm/vllm-openai:v0.27.1-aarch64")),
+    "qwen36-35b-a3b-fp8-mtp-miaai": (
+        "inference-atlas-qwen36-35b-a3b-fp8-mtp-miaai.sh",
+        ("--image", "ghcr.io/miaai-lab/mia-vllm-gb10-linear-b12x@sha256:19627342e1da2607f4db50745dca30e57d7dd0ebff06062f03fd69b43a252931"),
+    ),
+    "qwen38-flash-next-fp8-2x-spark-tp2": (
+        "inference-atlas-qwen38-flash-next-fp8-2x.sh",
+        ("--image", "qwen38fn:ray"),
+    ),
+}
+
+# recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
+RECIPE_FILES: dict[str, str] = {
+    "minimax-m27-awq-2x-spark-tp2": "eugr-recipe-minimax-m2.7-awq.yaml",
 }
 
 
@@ -94,9 +109,20 @@ def test_each_recipe_serves_what_its_source_command_reads_into(recipe_id, catalo
         assert ours[part] == theirs[part], part
 
 
-@pytest.mark.parametrize("recipe_id", sorted(PASTED))
+@pytest.mark.parametrize("recipe_id", sorted(RECIPE_FILES))
+def test_each_recipe_serves_what_its_source_recipe_file_reads_into(recipe_id, catalogue_copy):
+    source = COMMANDS / RECIPE_FILES[recipe_id]
+    args = ["--root", str(catalogue_copy), "new", "drafted", "--from-sparkrun", str(source)]
+    assert main([*args, "--snapshot", str(SNAPSHOT)]) == 0
+    ours, theirs = serving(catalogue_copy, "drafted"), serving(catalogue_copy, recipe_id)
+    for part in sorted(PARTS):
+        assert ours[part] == theirs[part], part
+
+
+@pytest.mark.parametrize("recipe_id", sorted(PASTED) + sorted(RECIPE_FILES))
 def test_each_source_file_names_its_commit_and_the_recipe_cites_it(recipe_id):
-    head = (COMMANDS / PASTED[recipe_id][0]).read_text().splitlines()[:2]
+    name = PASTED[recipe_id][0] if recipe_id in PASTED else RECIPE_FILES[recipe_id]
+    head = (COMMANDS / name).read_text().splitlines()[:2]
     commit = next(word for line in head for word in line.split() if len(word) == 40)
     recipe = parse_recipe(REPO / "recipes" / recipe_id / "recipe.yaml")
     assert any(commit in source for source in recipe.sources)
