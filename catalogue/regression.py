@@ -3,12 +3,13 @@ runs of the same workload, topology and hardware (ordered by when they were meas
 the run and the newest of them.
 
 A figure has changed when it leaves the recipe's ratio band around that median (PyTorch's vLLM regression report:
-throughput below 0.8x, latency above 1.2x; `sweep.regression`) and, once the window holds three runs or more, also
-lies further than three scaled median absolute deviations of those runs from it: the run-to-run spread, never the
-spread of requests within one run. A slow drift whose steps each stay inside that spread is caught against the
-window's oldest run (two bands: 0.64x, 1.44x). A tail percentile is judged only from enough requests to be more
-than their maximum. The runner prints the
-report after a refresh; the recipe page marks the regressed runs in its history."""
+throughput below 0.8x, latency above 1.2x; `sweep.regression`), leaves it around every earlier run of the window as
+well (beyond the worst run's figure by the band: a violation against each, not only their median), and, once the
+window holds three runs or more, also lies further than three scaled median absolute deviations of those runs from
+the median: the run-to-run spread, never the spread of requests within one run. A slow drift whose steps each stay
+inside that spread is caught against the window's oldest run (two bands: 0.64x, 1.44x) when the newest earlier run
+was already that far. A tail percentile is judged only from enough requests to be more than their maximum. The
+runner prints the report after a refresh; the recipe page marks the regressed runs in its history."""
 
 from __future__ import annotations
 
@@ -193,15 +194,16 @@ def _outside(name: str, metric: Metric, values: list[float], b: float, band: Reg
 
 
 def _drift(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
-    """Worse than the window's oldest run by two bands (0.64x, 1.44x): a drift whose steps each stay in the noise."""
+    """Worse than the window's oldest run by two bands (0.64x, 1.44x), and the newest earlier run already was: a
+    drift whose steps each stay in the noise, seen twice in a row (one noisy run is not a drift)."""
     if len(values) < 3 or not values[0]:
         return None
-    first = values[0]
-    if metric.higher_is_better and b < first * band.throughput_ratio**2:
+    first, last = values[0], values[-1]
+    if metric.higher_is_better and b < first * band.throughput_ratio**2 and last < first * band.throughput_ratio**2:
         return Change(
             name, metric, first, b, True, f"drift: {band.throughput_ratio**2:.2f}x of the oldest of {len(values)} runs"
         )
-    if not metric.higher_is_better and b > first * band.latency_ratio**2:
+    if not metric.higher_is_better and b > first * band.latency_ratio**2 and last > first * band.latency_ratio**2:
         return Change(
             name, metric, first, b, True, f"drift: {band.latency_ratio**2:.2f}x of the oldest of {len(values)} runs"
         )
@@ -211,7 +213,7 @@ def _drift(name: str, metric: Metric, values: list[float], b: float, band: Regre
 def _against_median(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
     a = statistics.median(values)
     spread = MAD_SCALE * statistics.median([abs(v - a) for v in values]) if len(values) >= 3 else 0.0
-    if abs(b - a) <= MAD_K * spread:
+    if abs(b - a) <= MAD_K * spread or not _beyond_each(metric, values, b, band):
         return None
     of = f" of the median of {len(values)} runs" if len(values) > 1 else ""
     noise = f", beyond {MAD_K:g}×MAD ({MAD_K * spread:,.1f})" if spread else ""
@@ -228,6 +230,15 @@ def _against_median(name: str, metric: Metric, values: list[float], b: float, ba
     if b < a * low:
         return _few(Change(name, metric, a, b, False, f"{low:.2f}x{of}{noise}"), len(values), b < a * low**2)
     return None
+
+
+def _beyond_each(metric: Metric, values: list[float], b: float, band: RegressionBand) -> bool:
+    """Outside the band of every earlier run, not only of their median: worse (or better) than the window's worst
+    (best) run by the ratio. A window's runs spread as far as its noise does; a figure within that spread widened
+    by the band is noise, whatever a scale estimated from three to five runs says."""
+    if metric.higher_is_better:
+        return b < min(values) * band.throughput_ratio or b > max(values) / band.throughput_ratio
+    return b > max(values) * band.latency_ratio or b < min(values) / band.latency_ratio
 
 
 def _few(change: Change, runs: int, beyond_squared: bool) -> Change:

@@ -312,10 +312,15 @@ def test_ray_cluster_forms_across_hosts_then_vllm_cpu_refuses_ray(ssh_host, tmp_
     assert_nothing_left(folder, "tiny-cpu-cluster-ray")
 
 
-def test_a_committed_run_reproduces_then_a_slower_flag_is_caught_as_a_regression(engine, tmp_path, capsys):
-    """`catalogue reproduce --refresh` of the committed tiny docker run: the runner's own path, pinned to the
-    image it ran, the same workload and flags. Then a refresh with `max-num-seqs: 1` at c=4 is a real regression:
-    the report names the level, the figure and the changed flag, --fail-on-regression exits 3, the page marks it."""
+NO_CHANGE_REFRESHES = 5
+"""The reproduction of the committed run and four more refreshes with nothing changed."""
+
+
+def test_no_change_refreshes_flag_nothing_then_a_slower_flag_is_caught(engine, tmp_path, capsys):
+    """`catalogue reproduce --refresh` of the committed tiny docker run (the runner's own path, pinned to the image
+    it ran, the same workload and flags), then four more refreshes with nothing changed: none of the five is called
+    a regression, each judged against the runs before it. Then `max-num-seqs: 1` at c=4 is a real regression: the
+    report names the level, the figure and the changed flag, --fail-on-regression exits 3, the page marks it."""
     root = tmp_path / "examples"
     shutil.copytree(REPO / "examples" / "tiny-cpu-docker", root / "tiny-cpu-docker")
     folder = root / "tiny-cpu-docker"
@@ -324,6 +329,7 @@ def test_a_committed_run_reproduces_then_a_slower_flag_is_caught_as_a_regression
     assert main(["--root", str(root), "reproduce", "tiny-cpu-docker", committed.stamp, "--refresh", *allow]) == 0
     printed = capsys.readouterr()
     assert printed.out.startswith(f"tiny-cpu-docker run {committed.stamp} (vLLM 0.32.0, measured ")
+    reports = [printed.err[printed.err.index("regression check: ") :]]
     again = load_entry(folder).latest
     assert again.stamp != committed.stamp and again.complete
     assert again.workload.key == committed.workload.key
@@ -336,20 +342,30 @@ def test_a_committed_run_reproduces_then_a_slower_flag_is_caught_as_a_regression
     assert new.image == (old.hosts[0].image_id if here else old.image)
     assert new.hosts[0].model_revision == old.hosts[0].model_revision  # the same model files
 
+    refresh = ["--root", str(root), "refresh", "tiny-cpu-docker", *allow, "--fail-on-regression"]
+    for i in range(1, NO_CHANGE_REFRESHES):
+        table = tmp_path / f"report-{i}.md"
+        assert main([*refresh, "--report", str(table)]) == 0, capsys.readouterr().err[-3000:]
+        err = capsys.readouterr().err
+        reports.append(err[err.index("regression check: ") :])
+        assert "🔴" not in table.read_text()
+    for i, text in enumerate(reports):
+        assert "\n  regressed:" not in text and "drift" not in text, (i, text)  # "not confirmed" is no alarm
+    assert f"against the median of {NO_CHANGE_REFRESHES} earlier runs" in reports[-1]
+    assert len(load_entry(folder).runs) == NO_CHANGE_REFRESHES + 1
+
     path = folder / "recipe.yaml"
     data = yaml.safe_load(path.read_text())
     data["serving"]["flags"]["max-num-seqs"] = 1
     path.write_text(yaml.safe_dump(data, sort_keys=False))
-    assert main(["--root", str(root), "refresh", "tiny-cpu-docker", *allow, "--fail-on-regression"]) == 3
+    table = tmp_path / "report-slow.md"
+    assert main([*refresh, "--report", str(table)]) == 3
     err = capsys.readouterr().err
     slow = load_entry(folder).latest
     report = err[err.index("regression check: ") :]
-    # The baseline is the median of the committed run and its reproduction, named by the newest.
-    assert report.startswith(
-        f"regression check: {slow.stamp} against the median of 2 earlier runs (newest {again.stamp}): "
-    )
-    assert "regressed: c4 Generation: " in report and "what differs: " in report
-    assert "flags: +--max-num-seqs 1" in report
+    assert report.startswith(f"regression check: {slow.stamp} against the median of 5 earlier runs")
+    assert "regressed: c4 Generation: " in report and "flags: +--max-num-seqs 1" in report
+    assert "| c4 | Generation |" in table.read_text() and "🔴 regressed" in table.read_text()
     page = render_recipe(load_entry(folder)).markdown()
     assert "regressed: c4 Generation" in page and "flags: +--max-num-seqs 1" in page
     assert_nothing_left(folder, "tiny-cpu-docker")
