@@ -16,9 +16,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult, MeasuredProvenance
+from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.metrics import BY_NAME, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
+from catalogue.run_differences import differences
 
 CAPACITY = Metric("capacity_rps", "Capacity", "req/s", True, True, lambda _level: None)
 """The capacity search's result: compared when both runs searched under the same SLO."""
@@ -146,10 +147,34 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
             if not values or not statistics.median(values):
                 out.append(Row(name, metric, None, float(b), "not enough data", "no earlier run has it"))
                 continue
-            out.append(_row(name, metric, values, float(b), band))
+            row = _row(name, metric, values, float(b), band)
+            if row.change is not None and metric.name == "ttft_p99_ms" and (why := _overlap(new, olds)):
+                row = Row(name, metric, row.median, row.value, "within noise", why)
+            out.append(row)
     capacity = _capacity(earlier, after, band)
     out += [Row(c.level, c.metric, c.before, c.after, _outcome(c), c.band, c) for c in capacity]
     return out
+
+
+def _p99_interval(level: LevelResult) -> tuple[float, float] | None:
+    stats = level.ttft_ms
+    if stats is None or not stats.ci or "p99" not in stats.ci:
+        return None
+    lo, hi = stats.ci["p99"]
+    return float(lo), float(hi)
+
+
+def _overlap(new: LevelResult, olds: list[LevelResult]) -> str | None:
+    """Why a TTFT p99 change is not decisive: its order-statistic interval overlaps an earlier run's (both from the
+    runs' per-request samples); None when it clears every one, or when a run kept no samples to bound it."""
+    mine = _p99_interval(new)
+    theirs = [_p99_interval(lv) for lv in olds]
+    if mine is None or not theirs or any(t is None for t in theirs):
+        return None
+    for lo, hi in (t for t in theirs if t is not None):
+        if mine[0] <= hi and lo <= mine[1]:
+            return f"its 95 % interval [{mine[0]:,.1f}–{mine[1]:,.1f}] overlaps an earlier run's [{lo:,.1f}–{hi:,.1f}]"
+    return None
 
 
 def _row(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Row:
@@ -246,57 +271,6 @@ def _few(change: Change, runs: int, beyond_squared: bool) -> Change:
     if runs >= MIN_RUNS or beyond_squared:
         return change
     return Change(change.level, change.metric, change.before, change.after, change.regressed, change.band, False)
-
-
-def _setup(run: BenchmarkRun) -> dict[str, object]:
-    """The facts of a run whose change is worth naming."""
-    p = run.provenance
-    flags: frozenset[str] | None = None
-    digest = revision = None
-    if not isinstance(p, ImportedProvenance):
-        serve = p.serve_command[p.serve_command.index("serve") + 1 :] if "serve" in p.serve_command else []
-        flags = frozenset(flag_items(serve))
-        digest = ", ".join(sorted({h.image_digest or h.image_id or "" for h in p.hosts} - {""})) or None
-        revision = ", ".join(sorted({h.model_revision or "" for h in p.hosts} - {""})) or None
-    return {
-        "vLLM": p.vllm_version,
-        "image": p.image,
-        "image digest": digest,
-        "model revision": revision,
-        "flags": flags,
-        "workload": run.workload.describe() if run.workload else None,
-    }
-
-
-def flag_items(serve: list[str]) -> list[str]:
-    """`--max-num-seqs 1` as one item, so a changed value shows as a changed flag (ports, ranks, addresses and a
-    pinned revision excepted: they differ between hosts, not between set-ups)."""
-    out, i = [], 0
-    while i < len(serve):
-        word = serve[i]
-        if word.startswith("--"):
-            value = serve[i + 1] if i + 1 < len(serve) and not serve[i + 1].startswith("--") else None
-            if word not in ("--port", "--node-rank", "--master-addr", "--revision"):
-                out.append(f"{word} {value}" if value is not None else word)
-            i += 2 if value is not None else 1
-        else:
-            i += 1
-    return out
-
-
-def differences(before: BenchmarkRun, after: BenchmarkRun) -> list[str]:
-    """'vLLM 0.31.0 → 0.32.0', 'flags: +--max-num-seqs 1 −--max-num-seqs 256', ... (only what both runs state)."""
-    old, new = _setup(before), _setup(after)
-    out = [
-        f"{name} {old[name]} → {new[name]}"
-        for name in ("vLLM", "image", "image digest", "model revision", "workload")
-        if old[name] is not None and new[name] is not None and old[name] != new[name]
-    ]
-    if isinstance(old["flags"], frozenset) and isinstance(new["flags"], frozenset) and old["flags"] != new["flags"]:
-        added = " ".join(f"+{f}" for f in sorted(new["flags"] - old["flags"]))
-        removed = " ".join(f"−{f}" for f in sorted(old["flags"] - new["flags"]))
-        out.append("flags: " + " ".join(x for x in (added, removed) if x))
-    return out
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,7 @@ PROMPTS_PER_KIND = 32
 
 def prompts(kind: TextKind) -> list[str]:
     """The fixed prompts of `kind` (prose or code), in a stable order."""
+    steps: tuple[int, ...]
     if kind == "prose":
         pieces, asks, join, steps = PROSE, PROSE_ASK, " ", (0, 5, 11)
     elif kind == "code":

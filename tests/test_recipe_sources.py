@@ -71,10 +71,16 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         ("--image", "nvcr.io/nvidia/vllm:25.11-py3"),
     ),
     "gemma4-26b-a4b-fp8-eugr-solo": ("eugr-recipe-gemma4-26b-a4b-solo.sh", ("--image", "vllm-node-tf5")),
-    "gemma4-e2b-bf16-vllm-0271": ("inference-atlas-gemma4-e2b-bf16-vllm-0271.sh", ("--image", "vllm/vllm-openai:v0.27.1-aarch64")),
+    "gemma4-e2b-bf16-vllm-0271": (
+        "inference-atlas-gemma4-e2b-bf16-vllm-0271.sh",
+        ("--image", "vllm/vllm-openai:v0.27.1-aarch64"),
+    ),
     "qwen36-35b-a3b-fp8-mtp-miaai": (
         "inference-atlas-qwen36-35b-a3b-fp8-mtp-miaai.sh",
-        ("--image", "ghcr.io/miaai-lab/mia-vllm-gb10-linear-b12x@sha256:19627342e1da2607f4db50745dca30e57d7dd0ebff06062f03fd69b43a252931"),
+        (
+            "--image",
+            "ghcr.io/miaai-lab/mia-vllm-gb10-linear-b12x@sha256:19627342e1da2607f4db50745dca30e57d7dd0ebff06062f03fd69b43a252931",
+        ),
     ),
     "qwen38-flash-next-fp8-2x-spark-tp2": (
         "inference-atlas-qwen38-flash-next-fp8-2x.sh",

@@ -17,7 +17,7 @@ import yaml
 import runner.refresh as refresh_module
 from catalogue.cli import main
 from catalogue.loading import load_entry
-from catalogue.regression import flag_items
+from catalogue.run_differences import flag_items
 from catalogue.site.pages import render_recipe
 from tests.docker_support import docker_env, free_port, labelled_containers, live_sessions
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from catalogue.benchmark import BenchmarkRun, LevelResult
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, Metric
-from catalogue.regression import differences, report
+from catalogue.regression import report
+from catalogue.run_differences import differences
 from catalogue.site.charts import Axis, Series, chart
 from catalogue.site.view import partial_note, workloads
 from catalogue.workload import Workload
