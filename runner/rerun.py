@@ -12,9 +12,9 @@ from catalogue.benchmark import BenchmarkRun, MeasuredProvenance
 from catalogue.errors import CatalogueError
 from catalogue.launch import sweep_workload
 from catalogue.loading import Entry
-from catalogue.regression import flag_items
 from catalogue.reproduce import foreign_images, pin
 from catalogue.reproduce import router_port as measured_port
+from catalogue.run_differences import flag_items
 from runner.containers import image_id
 from runner.hosts import Host
 from runner.plan import Plan

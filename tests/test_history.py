@@ -7,7 +7,7 @@ import re
 import shutil
 
 from catalogue.loading import load_entry
-from catalogue.regression import differences
+from catalogue.run_differences import differences
 from catalogue.site.history import history_rows, trend_chart
 from catalogue.site.pages import render_recipe
 
