@@ -161,8 +161,8 @@ class WorkloadRuns:
 
 def workloads(entry: Entry, headline: tuple | None = None) -> list[WorkloadRuns]:
     """The newest run of each workload key (runs with a concurrency sweep or open-loop rate levels), newest
-    workload first, a named profile's (the Arena's) after the others; `headline` (a workload key the recipe names)
-    first when given. A run that stopped part-way is shown only while its workload has no complete run."""
+    workload first, a named profile's (the Arena's) after the others by depth; `headline` (a workload key the recipe
+    names) first when given. A run that stopped part-way is shown only while its workload has no complete run."""
     if headline is None and entry.recipe.headline_workload is not None:  # the recipe's own choice, matched by key
         headline = entry.recipe.headline_workload.key
     groups: dict[tuple | None, list[BenchmarkRun]] = {}
@@ -173,9 +173,16 @@ def workloads(entry: Entry, headline: tuple | None = None) -> list[WorkloadRuns]
         shown = next((r for r in runs if r.complete), runs[0])
         out.append(WorkloadRuns(key, shown.workload, shown, runs))
     out.sort(key=lambda w: run_order(w.runs[0]), reverse=True)
-    out.sort(key=lambda w: w.workload is not None and w.workload.profile is not None)  # a named profile's after
+    out.sort(key=_profile_order)  # stable: a named profile's workloads after the others, by depth
     out.sort(key=lambda w: headline is None or w.key != headline)  # stable: the chosen workload first
     return out
+
+
+def _profile_order(group: WorkloadRuns) -> tuple[bool, int]:
+    workload = group.workload
+    if workload is None or workload.profile is None:
+        return (False, 0)
+    return (True, workload.context_depth)
 
 
 def headline_run(entry: Entry, headline: tuple | None = None) -> BenchmarkRun | None:
