@@ -197,7 +197,7 @@ def refresh(session: nox.Session) -> None:
         if needs_router:
             env["CATALOGUE_LITELLM"] = install_router(session)
         env["CATALOGUE_TOOL_EVAL"] = install_tool(session, "tool-eval-bench", TOOL_EVAL_BENCH, "tool-eval-bench")
-        env["CATALOGUE_LLAMA_BENCHY"] = install_tool(session, "llama-benchy", LLAMA_BENCHY, "llama-benchy")  # sweep.arena
+        env["CATALOGUE_LLAMA_BENCHY"] = install_tool(session, "llama-benchy", LLAMA_BENCHY, "llama-benchy")
     session.install("-e", ".")
     roots = ["--root", "recipes", "--root", "examples"]
     session.run("catalogue", *roots, "refresh", *session.posargs, env=env)
