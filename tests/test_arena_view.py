@@ -72,3 +72,16 @@ def test_a_plain_comparison_is_judged_against_the_runners_own_run_not_the_arenas
     plain = Comparison(source="a blog", citation="https://example.org", concurrency=1, value=100.0)
     [row] = view.comparison_rows(tiny([plain]))
     assert row.ours == entry.latest.level(1).generation_tps and "their workload is not stated" in row.apart
+
+
+def test_reproduce_takes_the_runners_own_run_and_names_the_refresh_of_an_arena_run():
+    import pytest
+
+    from catalogue.errors import CatalogueError
+    from catalogue.reproduce import measured_run
+
+    entry = tiny()
+    assert view.reproduce_block(entry).stamp == entry.latest.stamp == measured_run(entry, None).stamp
+    arena_run = next(r for r in entry.runs if r.workload.profile)
+    with pytest.raises(CatalogueError, match="reproduce the refresh run it came from"):
+        measured_run(entry, arena_run.stamp)

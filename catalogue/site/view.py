@@ -379,11 +379,12 @@ class ReproduceBlock:
 
 
 def reproduce_block(entry: Entry) -> ReproduceBlock | None:
-    """The "reproduce this run" block of the newest measured run, if there is one."""
+    """The "reproduce this run" block of the newest measured run, if there is one (of the runner's own sweep while
+    there is one: a named profile's run comes from the same refresh)."""
     measured = [r for r in entry.runs if isinstance(r.provenance, MeasuredProvenance)]
     if not measured:
         return None
-    run = max(measured, key=lambda r: r.recorded_at)
+    run = max(measured, key=lambda r: (r.workload is None or r.workload.profile is None, r.recorded_at))
     prov = run.provenance
     assert isinstance(prov, MeasuredProvenance)
     facts = [
