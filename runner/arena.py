@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from catalogue import regression
 from catalogue.arena import ArenaSetting
 from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun
 from catalogue.errors import CatalogueError
@@ -218,7 +219,8 @@ def free_stamps(plan: Plan, count: int) -> list[str]:
 
 
 def arena_runs(r: Refresh, setting: ArenaSetting, parts: list[ImportedLevels], command: list[str]) -> list[Path]:
-    """One run file per workload of the report, with the refresh's measured provenance and the Arena's command."""
+    """One run file per workload of the report, with the refresh's measured provenance and the Arena's command; each
+    against the earlier runs of its workload (printed, as the refresh's own run is)."""
     p = r.progress
     base = provenance(
         r.plan,
@@ -262,6 +264,7 @@ def arena_runs(r: Refresh, setting: ArenaSetting, parts: list[ImportedLevels], c
         path = r.plan.folder / RUNS_DIR / f"{stamp}.json"
         write_run(run, path)
         written.append(path)
+        print(regression.report(r.entry.runs, run, r.entry.recipe.sweep.regression).text(), file=sys.stderr)
     return written
 
 

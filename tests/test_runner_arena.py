@@ -71,13 +71,14 @@ def refresh(tmp_path: Path) -> SimpleNamespace:
     )
 
 
-def test_the_report_becomes_one_run_file_per_depth(tmp_path, monkeypatch):
+def test_the_report_becomes_one_run_file_per_depth(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CATALOGUE_LLAMA_BENCHY", fake_benchy(tmp_path))
     r = refresh(tmp_path)
     arena.step_arena(r)  # type: ignore[arg-type]
     [note] = r.progress.notes
     assert note.startswith("arena spark-arena-v2: 2 run file(s) (20261125T060001Z.json, 20261125T060002Z.json; "
                            "depths 0, 256) in "), note  # fmt: skip
+    assert "regression check: 20261125T060002Z has no earlier run of its workload" in capsys.readouterr().err
     log = (r.plan.raw_dir / "arena.log").read_text()
     assert "done, key [redacted]" in log and KEY not in log  # the log is filtered for the key
     entry = load_entry(r.entry.folder)
