@@ -6,18 +6,12 @@ failing Arena run records why in the refresh's notes and never fails the refresh
 from __future__ import annotations
 
 import datetime as dt
-import functools
-import http.server
 import os
-import random
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +27,7 @@ from catalogue.recipe import Recipe
 from catalogue.secret_scan import mask
 from catalogue.workload import Workload
 from runner import server as srv
+from runner.arena_corpus import served_corpus
 from runner.quality import served_model
 from runner.record import build_run, provenance, write_run
 
@@ -54,11 +49,6 @@ read (/proc/<pid>/cmdline keeps the words it was started with)."""
 REPORT, LOG = "arena.json", "arena.log"
 EXACT_TG = "answers forced to --tg tokens"
 """What the workload's prompt source adds under --exact-tg: such figures never compare with the Arena's own."""
-WORDS = (
-    "the model serves each request while the catalogue measures how fast a long prompt turns into an answer and "
-    "every stream waits for its next token from memory bandwidth compute and the scheduler of the engine"
-)
-"""The corpus's words (any text will do: llama-benchy cuts prompts of exactly --pp tokens from it)."""
 
 
 def benchy_command() -> str | None:
@@ -118,35 +108,6 @@ def arena_argv(
 def recorded(argv: list[str], key: str) -> list[str]:
     """The command as the run file keeps it: `llama-benchy` by name, the key the launcher added, masked."""
     return ["llama-benchy", *argv[1:], "--api-key", mask(key)]
-
-
-def corpus_text(words: int = 60_000) -> str:
-    """The text llama-benchy cuts its prompts from (instead of downloading its default book): fixed, offline."""
-    pick = random.Random(0)
-    lines = []
-    for _ in range(words // 12):
-        line = " ".join(pick.choice(WORDS.split()) for _ in range(12))
-        lines.append(line[0].upper() + line[1:] + ".")
-    return "\n".join(lines) + "\n"
-
-
-@contextmanager
-def served_corpus(folder: Path) -> Iterator[str]:
-    """The corpus as a file served on 127.0.0.1 (an ephemeral port) while llama-benchy runs: its --book-url."""
-    (folder / "book.txt").write_text(corpus_text(), encoding="utf-8")
-    handler = functools.partial(QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/book.txt"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
 
 def run_benchy(r: Refresh, setting: ArenaSetting) -> tuple[list[ImportedLevels], list[str], float]:
