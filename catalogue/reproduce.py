@@ -159,17 +159,26 @@ def router_port(bench_commands: list[list[str]]) -> str:
 
 
 def measured_run(entry: Entry, stamp: str | None) -> BenchmarkRun:
-    """The run to reproduce: the one with this stamp, else the newest measured one."""
+    """The run to reproduce: the one with this stamp, else the newest measured one of the runner's own sweep (a named
+    profile's run, the Arena's, comes from the same refresh and is made again by it)."""
     measured = [r for r in entry.runs if isinstance(r.provenance, MeasuredProvenance)]
     if stamp is not None:
         found = [r for r in measured if r.stamp == stamp]
         if not found:
             known = ", ".join(r.stamp for r in measured) or "none"
             raise CatalogueError(entry.folder / "runs", f"no measured run {stamp} (measured runs: {known})")
+        if found[0].workload is not None and found[0].workload.profile:
+            raise CatalogueError(
+                entry.folder / "runs" / f"{stamp}.json",
+                f"run {stamp} is the {found[0].workload.profile} profile's (sweep.arena, llama-benchy): reproduce the "
+                "refresh run it came from (its notes name it), whose refresh runs the profile again",
+                "workload.profile",
+            )
         return found[0]
-    if not measured:
+    own = [r for r in measured if r.workload is None or r.workload.profile is None]
+    if not own:
         raise CatalogueError(entry.folder / "runs", "no measured run to reproduce (imported runs have no commands)")
-    return max(measured, key=lambda r: r.recorded_at)
+    return max(own, key=lambda r: r.recorded_at)
 
 
 def reproduction_text(recipe_id: str, run: BenchmarkRun, recipe_image: str | None) -> str:

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from pydantic import Field, NonNegativeInt, PositiveInt
 
+from catalogue.arena import profile_title
 from catalogue.strict import Strict
 
 
@@ -37,6 +38,16 @@ class Workload(Strict):
         description="How the prompts were seeded: 'per level' (a distinct --seed each level and probe, so no level "
         "replays another's prompts into the prefix cache), or null: not stated.",
     )
+    profile: str | None = Field(
+        None,
+        description="The named benchmark profile the client ran, e.g. 'spark-arena-v2' (the Spark Arena "
+        "leaderboard's); null: none (a profile's figures compare only with the same profile's).",
+    )
+    profile_scaling: str | None = Field(
+        None,
+        description="How the profile was scaled down and why, e.g. \"the tiny model's 512-token context: pp 64 (not "
+        '2048)"; null: the whole profile (not part of the comparison key: the lengths and repetitions are).',
+    )
 
     KEY_FIELDS: ClassVar[tuple[str, ...]] = (
         "tool",
@@ -47,6 +58,7 @@ class Workload(Strict):
         "prompts_per_level",
         "repetitions",
         "seeds",
+        "profile",
     )
 
     @property
@@ -62,6 +74,9 @@ class Workload(Strict):
     def describe(self) -> str:
         """'llama-benchy 0.3.5 · prompt 1024 / output 128 tokens · 50 repetitions per level'."""
         parts = [" ".join(x for x in (self.tool, self.tool_version) if x)]
+        if self.profile:
+            title = f"{profile_title(self.profile)} profile"
+            parts.append(f"{title}, scaled down for {self.profile_scaling}" if self.profile_scaling else title)
         if self.dataset:
             parts.append(self.dataset)
         if self.input_len is None and self.output_len is None:

@@ -18,6 +18,8 @@ from catalogue.regression_table import markdown
 from catalogue.slo import probe_name, rate_name
 from runner import capacity_search, policy_gate, ray_cluster, sampler
 from runner import server as srv
+from runner.arena import dry_run_lines as arena_dry_run
+from runner.arena import step_arena
 from runner.boot import launch, server_version, start_router, wait_ready
 from runner.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
 from runner.dry_run import describe
@@ -178,6 +180,7 @@ STEPS = (
     step_sweep,
     step_capacity,
     step_quality,
+    step_arena,
 )
 """A refresh, in order; any step may raise ServerFailed, ClientFailed or KeyboardInterrupt."""
 
@@ -295,7 +298,11 @@ def run_refresh(
     found = policy_gate.findings(entry, plan)
     refused = policy_gate.refusals(found, allow or [])
     if dry_run:
-        print(describe(plan, policy=[f.line() for f in found], refused=refused))
+        print(
+            "\n".join(
+                [describe(plan, [f.line() for f in found], refused), *arena_dry_run(plan, entry.folder, entry.recipe)]
+            )
+        )
         return 0
     refused += policy_gate.missing_env(entry)
     if refused:

@@ -95,6 +95,7 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
     entry = load_entry(folder)
     run = entry.latest
     assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
+    assert run.workload.tool == "vllm bench serve" and run.workload.profile is None
     prov = run.provenance
     assert prov.method == "measured" and prov.vllm_version.startswith("0.32")
     assert prov.serve_command[:2] == ["vllm", "serve"] and f"{port}" in prov.serve_command
@@ -156,7 +157,60 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
     assert "Measured by the catalogue runner" in page and f"{run.levels[0].completed}" in page
     assert "Power not measured (host local: no GPU)" in page and "Energy (J)" not in page and "Cost per 1M" not in page
     assert "random weights" in page and f"tool-eval-bench {tool.version}" in page
+    check_arena(entry, run, page)
     assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == [] and sessions_left(folder) == {}
+
+
+def check_arena(entry, run, page: str) -> None:
+    """The recipe's scaled-down Spark Arena profile ran after the quality checks, against the same server: one run
+    file per depth, each its own workload on the page, apart from the vLLM-client one."""
+    folder = entry.folder
+    arena = [r for r in entry.runs if r.workload and r.workload.profile]
+    note = next(n for n in run.notes if n.startswith("arena spark-arena-v2"))
+    if not os.environ.get("CATALOGUE_LLAMA_BENCHY"):  # nox -s tests installs llama-benchy
+        assert arena == [] and "no figures (llama-benchy is not installed" in note
+        return
+    assert [r.workload.context_depth for r in arena] == [0, 256], note
+    report = json.loads((folder / "runs" / run.stamp / "arena.json").read_text())
+    assert (folder / "runs" / run.stamp / "arena.log").exists()
+    for arena_run in arena:
+        workload = arena_run.workload
+        assert (workload.tool, workload.tool_version, workload.input_len, workload.output_len) == (
+            "llama-benchy",
+            "0.4.0",
+            64,
+            16,
+        )
+        assert workload.repetitions == 1 and workload.key != run.workload.key
+        assert "Spark Arena v2 profile, scaled down for the tiny model's 512-token context" in workload.describe()
+        assert arena_run.complete and arena_run.recorded_at > run.recorded_at
+        assert [lv.concurrency for lv in arena_run.levels] == [1, 2]
+        for level in arena_run.levels:
+            [bench] = [
+                b
+                for b in report["benchmarks"]
+                if b["concurrency"] == level.concurrency
+                and b["context_size"] == workload.context_depth
+                and not b["is_context_prefill_phase"]
+            ]
+            # llama-benchy leaves tg out when a request's tokens came in one chunk (the tiny model can be that quick)
+            assert level.generation_tps == (bench["tg_throughput"] or {}).get("mean")
+            assert level.prefill_tps == bench["pp_throughput"]["mean"] > 0 and level.ttft_ms.mean > 0
+            assert level.raw == [f"{run.stamp}/arena.json"]
+        prov = arena_run.provenance
+        assert prov.vllm_version == run.provenance.vllm_version and prov.serve_command == run.provenance.serve_command
+        [command] = prov.bench_commands
+        assert command[0] == "llama-benchy" and command[command.index("--depth") + 1 :][:2] == ["0", "256"]
+        assert command[-2:] == ["--api-key", "sk-********"] and "--exact-tg" in command
+    assert "2 run file(s)" in note and any(lv.generation_tps for r in arena for lv in r.levels)
+    # The page: the runner's own workload first, then each Arena depth apart, with the line that says what they are.
+    body = render_recipe(entry).markdown()
+    assert body == page
+    first = body.index("Workload: vllm bench serve")
+    arena_sections = [i for i in range(len(body)) if body.startswith("Workload: llama-benchy 0.4.0 · Spark Arena", i)]
+    assert len(arena_sections) == 2 and first < arena_sections[0]
+    assert body.count("<strong>Spark Arena profile.</strong> These figures are the Spark Arena v2 profile") == 2
+    assert "Scaled down for the tiny model's 512-token context" in body.replace("&#39;", "'")
 
 
 @needs_vllm
@@ -207,7 +261,7 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     assert len(sessions) == 4 and sessions_left(folder) == {}  # snapshot, client, server, sampler: every one ended
 
     assert main(["--root", str(root), "refresh", *TINY, "--port", str(port), "--resume"]) == 0
-    runs = load_entry(folder).runs
+    runs = [r for r in load_entry(folder).runs if not r.workload.profile]  # the Arena's run files come after it
     assert len(runs) == 1 and runs[0].complete and [lv.concurrency for lv in runs[0].levels] == [1, 2, 4]
     assert (folder / "runs" / run.stamp / "c1.json").stat().st_mtime_ns == first
     jobs = json.loads((folder / "runs" / run.stamp / "jobs.json").read_text())

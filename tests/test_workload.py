@@ -28,6 +28,7 @@ def test_every_other_field_is_part_of_the_key():
         {"dataset": "sharegpt"},
         {"prompts_per_level": "64"},
         {"tool": "vllm bench serve"},
+        {"profile": "spark-arena-v2"},
     ):
         assert Workload(**{**BENCHY, **change}).key != base.key, change
 

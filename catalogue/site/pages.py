@@ -13,6 +13,7 @@ from catalogue.launch import flag_words
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, METRICS, Metric, p99_withheld
 from catalogue.site import capacity_headline, openloop, view
+from catalogue.site.arena_view import ArenaSection, arena_section
 from catalogue.site.asks import machine_asks
 from catalogue.site.charts import Series, line_chart, pareto_chart
 from catalogue.site.compare import Group, Member, capacity_groups, compare, pareto_points, run_pareto_points
@@ -139,6 +140,8 @@ class WorkloadSection:
     """The run's open-loop rate levels: capacity headline, rate table, latency–load charts."""
     withheld_p99: list[str] = field(default_factory=list)
     """Levels whose TTFT p99 is not published: too few requests to bound it."""
+    arena: ArenaSection | None = None
+    """A named profile's (the Spark Arena's) line and the leaderboard figures of its workload."""
 
 
 def workload_sections(entry: Entry, headline: tuple | None = None) -> list[WorkloadSection]:
@@ -156,6 +159,7 @@ def workload_sections(entry: Entry, headline: tuple | None = None) -> list[Workl
             len(g.runs) - 1,
             openloop.open_loop(g.run, entry.recipe.title + (f" ({g.describe})" if many else "")),
             view.withheld_peaks(g.run, p99_withheld),
+            arena_section(entry, g),
         )
         for i, g in enumerate(groups, 1)
     ]

@@ -89,13 +89,18 @@ def workload_gap(ours: Workload | None, theirs: Workload | None) -> str | None:
 
 
 def our_figure(entry: Entry, comparison: Comparison) -> tuple[BenchmarkRun, LevelResult] | None:
-    """Our run and level at a comparison's concurrency: the newest run with the metric there, passing over a
-    run that stopped part-way when a complete run of the same workload has it."""
+    """Our run and level at a comparison's concurrency: the newest run with the metric there (of the comparison's
+    own workload when one has it, else not of a named profile), passing over a run that stopped part-way when a
+    complete run of the same workload has it."""
     found = []
     for run in sorted(entry.runs, key=run_order, reverse=True):
         level = run.level(comparison.concurrency)
         if level is not None and metric_value(level, comparison.metric) is not None:
             found.append((run, level))
+    key = comparison.workload.key if comparison.workload is not None else None
+    found.sort(
+        key=lambda f: (workload_key(f[0]) != key, f[0].workload is not None and f[0].workload.profile is not None)
+    )
     for run, level in found:
         if run.complete or not any(r.complete and workload_key(r) == workload_key(run) for r, _ in found):
             return run, level
@@ -156,8 +161,8 @@ class WorkloadRuns:
 
 def workloads(entry: Entry, headline: tuple | None = None) -> list[WorkloadRuns]:
     """The newest run of each workload key (runs with a concurrency sweep or open-loop rate levels), newest
-    workload first; `headline` (a workload key the recipe names) first when given. A run that stopped part-way is
-    shown only while its workload has no complete run."""
+    workload first, a named profile's (the Arena's) after the others by depth; `headline` (a workload key the recipe
+    names) first when given. A run that stopped part-way is shown only while its workload has no complete run."""
     if headline is None and entry.recipe.headline_workload is not None:  # the recipe's own choice, matched by key
         headline = entry.recipe.headline_workload.key
     groups: dict[tuple | None, list[BenchmarkRun]] = {}
@@ -168,8 +173,16 @@ def workloads(entry: Entry, headline: tuple | None = None) -> list[WorkloadRuns]
         shown = next((r for r in runs if r.complete), runs[0])
         out.append(WorkloadRuns(key, shown.workload, shown, runs))
     out.sort(key=lambda w: run_order(w.runs[0]), reverse=True)
+    out.sort(key=_profile_order)  # stable: a named profile's workloads after the others, by depth
     out.sort(key=lambda w: headline is None or w.key != headline)  # stable: the chosen workload first
     return out
+
+
+def _profile_order(group: WorkloadRuns) -> tuple[bool, int]:
+    workload = group.workload
+    if workload is None or workload.profile is None:
+        return (False, 0)
+    return (True, workload.context_depth)
 
 
 def headline_run(entry: Entry, headline: tuple | None = None) -> BenchmarkRun | None:
@@ -366,11 +379,12 @@ class ReproduceBlock:
 
 
 def reproduce_block(entry: Entry) -> ReproduceBlock | None:
-    """The "reproduce this run" block of the newest measured run, if there is one."""
+    """The "reproduce this run" block of the newest measured run, if there is one (of the runner's own sweep while
+    there is one: a named profile's run comes from the same refresh)."""
     measured = [r for r in entry.runs if isinstance(r.provenance, MeasuredProvenance)]
     if not measured:
         return None
-    run = max(measured, key=lambda r: r.recorded_at)
+    run = max(measured, key=lambda r: (r.workload is None or r.workload.profile is None, r.recorded_at))
     prov = run.provenance
     assert isinstance(prov, MeasuredProvenance)
     facts = [
