@@ -6,7 +6,8 @@ A figure has changed when it leaves the recipe's ratio band around that median (
 throughput below 0.8x, latency above 1.2x; `sweep.regression`), leaves it around every earlier run of the window as
 well (beyond the worst run's figure by the band: a violation against each, not only their median), and, once the
 window holds three runs or more, also lies further than three scaled median absolute deviations of those runs from
-the median: the run-to-run spread, never the spread of requests within one run. A slow drift whose steps each stay
+the median: the run-to-run spread, never the spread of requests within one run. Inside the squared band (0.64x,
+1.44x) a change counts only when it repeats: the run before it was out of the band the same way. A slow drift whose steps each stay
 inside that spread is caught against the window's oldest run (two bands: 0.64x, 1.44x) when the newest earlier run
 was already that far. A tail percentile is judged only from enough requests to be more than their maximum. The
 runner prints the report after a refresh; the recipe page marks the regressed runs in its history."""
@@ -235,7 +236,16 @@ def _drift(name: str, metric: Metric, values: list[float], b: float, band: Regre
     return None
 
 
-def _against_median(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
+def _against_median(
+    name: str, metric: Metric, values: list[float], b: float, band: RegressionBand, repeat: bool = True
+) -> Change | None:
+    found = _once(name, metric, values, b, band)
+    if repeat and (found is None or not found.confirmed):
+        return _repeated(name, metric, values, b, band) or found
+    return found
+
+
+def _once(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
     a = statistics.median(values)
     spread = MAD_SCALE * statistics.median([abs(v - a) for v in values]) if len(values) >= 3 else 0.0
     if abs(b - a) <= MAD_K * spread or not _beyond_each(metric, values, b, band):
@@ -245,15 +255,15 @@ def _against_median(name: str, metric: Metric, values: list[float], b: float, ba
     if metric.higher_is_better:
         low, high = band.throughput_ratio, 1 / band.throughput_ratio
         if b < a * low:
-            return _few(Change(name, metric, a, b, True, f"{low:g}x{of}{noise}"), len(values), b < a * low**2)
+            return _few(Change(name, metric, a, b, True, f"{low:g}x{of}{noise}"), values, b < a * low**2, band)
         if b > a * high:
-            return _few(Change(name, metric, a, b, False, f"{high:.2f}x{of}{noise}"), len(values), b > a * high**2)
+            return _few(Change(name, metric, a, b, False, f"{high:.2f}x{of}{noise}"), values, b > a * high**2, band)
         return None
     high, low = band.latency_ratio, 1 / band.latency_ratio
     if b > a * high:
-        return _few(Change(name, metric, a, b, True, f"{high:g}x{of}{noise}"), len(values), b > a * high**2)
+        return _few(Change(name, metric, a, b, True, f"{high:g}x{of}{noise}"), values, b > a * high**2, band)
     if b < a * low:
-        return _few(Change(name, metric, a, b, False, f"{low:.2f}x{of}{noise}"), len(values), b < a * low**2)
+        return _few(Change(name, metric, a, b, False, f"{low:.2f}x{of}{noise}"), values, b < a * low**2, band)
     return None
 
 
@@ -266,11 +276,24 @@ def _beyond_each(metric: Metric, values: list[float], b: float, band: Regression
     return b > max(values) * band.latency_ratio or b < min(values) / band.latency_ratio
 
 
-def _few(change: Change, runs: int, beyond_squared: bool) -> Change:
-    """A change judged without a run-to-run spread is confirmed only beyond the squared band."""
-    if runs >= MIN_RUNS or beyond_squared:
+def _few(change: Change, values: list[float], beyond_squared: bool, band: RegressionBand) -> Change:
+    """A change inside the squared band is not confirmed on one run ('run again'); see _repeated."""
+    if beyond_squared:
         return change
     return Change(change.level, change.metric, change.before, change.after, change.regressed, change.band, False)
+
+
+def _repeated(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
+    """Two runs in a row out of the band the same way, each against the runs before the first of them (three or
+    more): a step that stays, confirmed although each run alone lies inside the squared band."""
+    if len(values) <= MIN_RUNS:
+        return None
+    base = values[:-1]
+    first = _against_median(name, metric, base, values[-1], band, repeat=False)
+    second = _against_median(name, metric, base, b, band, repeat=False)
+    if first is None or second is None or first.regressed != second.regressed:
+        return None
+    return Change(name, metric, second.before, b, second.regressed, f"{second.band}, twice in a row")
 
 
 @dataclass(frozen=True)

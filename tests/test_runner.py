@@ -202,7 +202,7 @@ def check_arena(entry, run, page: str) -> None:
         [command] = prov.bench_commands
         assert command[0] == "llama-benchy" and command[command.index("--depth") + 1 :][:2] == ["0", "256"]
         assert command[-2:] == ["--api-key", "sk-********"] and "--exact-tg" in command
-    assert "2 run file(s)" in note and any(lv.generation_tps for r in arena for lv in r.levels)
+    assert "2 run file(s)" in note  # generation can be absent at every level: the tiny model answers in one chunk
     # The page: the runner's own workload first, then each Arena depth apart, with the line that says what they are.
     body = render_recipe(entry).markdown()
     assert body == page
