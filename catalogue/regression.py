@@ -1,6 +1,6 @@
-"""Did a run get worse than the runs before it? Each level and figure against the median of a window of earlier
-runs of the same workload, topology and hardware (ordered by when they were measured), with what differs between
-the run and the newest of them.
+"""Did a run get worse than the runs before it? Each level and figure against the median of a window of earlier runs of
+the same workload, topology and hardware (ordered by when they were measured), with what differs between the run and
+the newest of them.
 
 A figure has changed when it leaves the recipe's ratio band around that median (PyTorch's vLLM regression report:
 throughput below 0.8x, latency above 1.2x; `sweep.regression`), leaves it around every earlier run of the window as
@@ -8,9 +8,9 @@ well (beyond the worst run's figure by the band: a violation against each, not o
 window holds three runs or more, also lies further than three scaled median absolute deviations of those runs from
 the median: the run-to-run spread, never the spread of requests within one run. Inside the squared band (0.64x,
 1.44x) a change counts only when it repeats: the run before it was out of the band the same way. A slow drift whose
-steps each stay inside that spread is caught against the window's oldest run (two bands: 0.64x, 1.44x) when the newest earlier run
-was already that far. A tail percentile is judged only from enough requests to be more than their maximum. The
-runner prints the report after a refresh; the recipe page marks the regressed runs in its history."""
+steps each stay inside that spread is caught against the window's oldest run (two bands: 0.64x, 1.44x) when the
+newest earlier run was already that far. A tail percentile is judged only from enough requests to be more than their
+maximum. The runner prints the report after a refresh; the recipe page marks the regressed runs in its history."""
 
 from __future__ import annotations
 
