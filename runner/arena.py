@@ -30,6 +30,7 @@ from runner import server as srv
 from runner.arena_corpus import served_corpus
 from runner.quality import served_model
 from runner.record import build_run, provenance, write_run
+from runner.tool_command import tool_command
 
 if TYPE_CHECKING:
     from runner.plan import Plan
@@ -53,11 +54,7 @@ EXACT_TG = "answers forced to --tg tokens"
 
 def benchy_command() -> str | None:
     """llama-benchy: $CATALOGUE_LLAMA_BENCHY, else on PATH or beside this Python; None when not installed."""
-    found = os.environ.get("CATALOGUE_LLAMA_BENCHY") or shutil.which("llama-benchy")
-    if found:
-        return found
-    beside = Path(sys.executable).parent / "llama-benchy"
-    return str(beside) if beside.exists() else None
+    return tool_command("CATALOGUE_LLAMA_BENCHY", "llama-benchy")
 
 
 def interpreter(command: str) -> str | None:

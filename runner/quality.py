@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -17,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from catalogue import quality as q
 from catalogue.recipe import Recipe
+from runner.tool_command import tool_command
 
 if TYPE_CHECKING:
     from runner.plan import Plan
@@ -59,11 +58,7 @@ def accuracy(endpoint: str, key: str, model: str) -> q.QualityCheck:
 
 def tool_eval_command() -> str | None:
     """tool-eval-bench: $CATALOGUE_TOOL_EVAL, else on PATH or beside this Python; None when not installed."""
-    found = os.environ.get("CATALOGUE_TOOL_EVAL") or shutil.which("tool-eval-bench")
-    if found:
-        return found
-    beside = Path(sys.executable).parent / "tool-eval-bench"
-    return str(beside) if beside.exists() else None
+    return tool_command("CATALOGUE_TOOL_EVAL", "tool-eval-bench")
 
 
 def tool_eval_argv(command: str, endpoint: str, model: str, report: Path, max_tokens: int | None = None) -> list[str]:
