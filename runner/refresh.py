@@ -242,8 +242,7 @@ def execute(
             runs = save(plan, entry, progress, complete=measured, reason=reason)
             planned = sum(1 for job in plan.levels if progress.finished(job.name))
             probes = f" and {len(progress.probe_jobs)} capacity probes" if progress.probe_jobs else ""
-            others = [plan.run_file.with_name(f"{plan.stamp}-{t}.json") for t in entry.recipe.sweep.texts[1:]]
-            also = "".join(f" and {p.name}" for p in others if p.exists())
+            also = "".join(f" and {run.file_stem}.json" for run in runs[1:])
             print(f"\nwrote {plan.run_file}{also} ({planned}/{len(plan.levels)} levels{probes})", file=sys.stderr)
             regressed = max(  # each kind of text against its own earlier runs; the report table of the first
                 check_regression(entry, run, fail_on_regression, report_table if i == 0 else None)
