@@ -1,5 +1,6 @@
 """`nox -s bench`: site build scaling, `mkdocs serve` edit latency, flag validation, runner overhead, topologies,
-the capacity search (`nox -s bench -- capacity`; not in the default set: it boots the tiny server twice)."""
+the capacity search (`nox -s bench -- capacity`; not in the default set: it boots the tiny server twice), and no-change
+refreshes of the tiny docker example judged by the regression check (`nox -s bench -- nochange`; needs docker)."""
 
 from __future__ import annotations
 
@@ -293,6 +294,10 @@ def main() -> None:
         from benchmarks.capacity import bench_capacity
 
         bench_capacity(_free_port())
+    if "nochange" in args.parts:
+        from benchmarks.nochange import bench_nochange
+
+        bench_nochange(_free_port())
 
 
 if __name__ == "__main__":

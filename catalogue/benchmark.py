@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
+from catalogue.engine_timing import EngineTiming
 from catalogue.passport import HostPassport
 from catalogue.quality import Quality
 from catalogue.sampling import LevelMachine
@@ -65,6 +66,11 @@ class Figures(Strict):
     raw: list[str] = Field(default_factory=list, description="Raw result files of this level, relative to the run.")
     spec_decode: SpecDecodeFigures | None = Field(
         None, description="Speculative decoding during the level, from vLLM's /metrics counters; null: none read."
+    )
+    engine: EngineTiming | None = Field(
+        None,
+        description="The server's own TTFT and time between tokens during the level, from vLLM's /metrics "
+        "histograms; null: not read (an imported run, one measured before, or behind a router).",
     )
     machine: LevelMachine | None = Field(
         None,

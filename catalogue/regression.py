@@ -10,7 +10,9 @@ the median: the run-to-run spread, never the spread of requests within one run. 
 1.44x) a change counts only when it repeats: the run before it was out of the band the same way. A slow drift whose
 steps each stay inside that spread is caught against the window's oldest run (two bands: 0.64x, 1.44x) when the
 newest earlier run was already that far. A tail percentile is judged only from enough requests to be more than their
-maximum. The runner prints the report after a refresh; the recipe page marks the regressed runs in its history."""
+maximum, and a latency only from a level whose tokens reached the client as the engine made them
+(catalogue.engine_timing: not in bursts). The runner prints the report after a refresh; the recipe page marks the
+regressed runs in its history."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
+from catalogue.engine_timing import level_bursts
 from catalogue.metrics import BY_NAME, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
 from catalogue.run_differences import differences
@@ -27,6 +30,8 @@ CAPACITY = Metric("capacity_rps", "Capacity", "req/s", True, True, lambda _level
 
 COMPARED = ("generation_tps", "total_tps", "prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", "e2e_mean_ms")
 """The figures compared: throughputs and latencies (not the one-second peak, a single bucket)."""
+TIMED = frozenset({"prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", "e2e_mean_ms"})
+"""The figures read off the client's clock per request: not judged from a level whose tokens arrived in bursts."""
 WINDOW = 5
 """How many earlier comparable runs the baseline's median takes."""
 MAD_K = 3.0
@@ -136,6 +141,7 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
     out: list[Row] = []
     old_levels = [_levels(run) for run in earlier]
     for name, new in _levels(after).items():
+        burst = level_bursts(new)
         for metric in (BY_NAME[m] for m in COMPARED):
             if metric.name == "ttft_p99_ms" and (why := p99_withheld(new)):
                 out.append(Row(name, metric, None, None, "not enough data", why, withheld=True))
@@ -143,7 +149,16 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
             b = metric.get(new)
             if b is None:
                 continue
-            olds = [lv[name] for lv in old_levels if name in lv and metric.get(lv[name]) is not None]
+            if burst and metric.name in TIMED:
+                out.append(Row(name, metric, None, float(b), "not enough data", burst, withheld=True))
+                continue
+            olds = [
+                lv[name]
+                for lv in old_levels
+                if name in lv
+                and metric.get(lv[name]) is not None
+                and not (metric.name in TIMED and level_bursts(lv[name]))
+            ]
             values = [float(metric.get(lv)) for lv in olds]  # type: ignore[arg-type]
             if not values or not statistics.median(values):
                 out.append(Row(name, metric, None, float(b), "not enough data", "no earlier run has it"))

@@ -14,8 +14,8 @@ came out shorter than `min_s` runs again with proportionally more prompts (at mo
 times), so a level is long enough for its figures, its one-second peak above all, to mean something;
 the saved raw result is that of the last attempt. One JSON line per finished job is appended to
 EVENTS.jsonl, with `ended_at` (seconds since the epoch when the client returned: the end of the benchmark window,
-which the runner's GPU sampler is cut to); a job with "metrics_url" (a recipe with speculative decoding) carries
-vLLM's speculative-decoding counter lines from the server's /metrics before and after its last attempt. A job with
+which the runner's GPU sampler is cut to); a job with "metrics_url" carries vLLM's speculative-decoding counter lines
+and latency histogram sums and counts from the server's /metrics before and after its last attempt. A job with
 "parse_only" is only checked (the capacity search's probe, whose rate comes later).
 With --more, the driver then reports `idle` and runs each `job {...}` line it reads until a line `end`:
 the capacity search decides each probe from the last one's result, in the same process.
@@ -96,11 +96,15 @@ def main(jobs_path: Path, events_path: Path, wait_for_more: bool = False) -> int
 
 
 SPEC_PREFIX = "vllm:spec_decode_"
-"""The counter lines kept from /metrics around a level (catalogue.spec_decode reads them)."""
+"""The counter lines kept from /metrics around a level: speculative decoding (catalogue.spec_decode reads them) and
+the latency histograms' sums and counts (catalogue.engine_timing)."""
+HISTOGRAMS = ("vllm:time_to_first_token_seconds", "vllm:request_time_per_output_token_seconds")
+"""catalogue.engine_timing.NAMES (this file runs inside images without the catalogue; a test keeps them equal)."""
+KEPT = (SPEC_PREFIX, *(f"{name}_{part}{end}" for name in HISTOGRAMS for part in ("sum", "count") for end in " {"))
 
 
-def spec_lines(url: str | None) -> str | None:
-    """vLLM's speculative-decoding counter lines on `url` (/metrics); None without a URL or when it does not answer."""
+def metrics_lines(url: str | None) -> str | None:
+    """The /metrics lines on `url` a level's figures are read from; None without a URL or when it does not answer."""
     if not url:
         return None
     import urllib.request
@@ -110,7 +114,8 @@ def spec_lines(url: str | None) -> str | None:
             text = response.read().decode("utf-8", "replace")
     except (OSError, ValueError):
         return None
-    return "".join(line + "\n" for line in text.splitlines() if line.startswith(SPEC_PREFIX))
+    kept = (line for line in text.splitlines() if line.startswith(KEPT))
+    return "".join(line + "\n" for line in kept)
 
 
 def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class) -> bool:
@@ -124,7 +129,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
         add_cli_args(parser)
         args = parser.parse_args(argv[3:] + ([] if num_prompts is None else ["--num-prompts", str(num_prompts)]))
         job_start = time.monotonic()
-        before = spec_lines(job.get("metrics_url"))
+        before = metrics_lines(job.get("metrics_url"))
         try:
             result = bench_main(args)
             ended_at = time.time()  # the benchmark window ends here (after the client's own bookkeeping)
@@ -138,7 +143,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
                 trace=traceback.format_exc(limit=3),
             )
             return False
-        after = spec_lines(job.get("metrics_url"))
+        after = metrics_lines(job.get("metrics_url"))
         duration = float(result.get("duration") or 0)
         if duration >= min_s or attempts >= MAX_ATTEMPTS or result.get("failed"):
             break
@@ -155,7 +160,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
         failed=result.get("failed", 0),
         attempts=attempts,
         num_prompts=args.num_prompts,
-        **({"spec_before": before, "spec_after": after} if before is not None and after is not None else {}),
+        **({"metrics_before": before, "metrics_after": after} if before is not None and after is not None else {}),
     )
     return True
 

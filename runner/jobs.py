@@ -35,7 +35,7 @@ class Job:
     parse_only: bool = False
     """Checked by the client before any server starts, never run: the template of the search's probes."""
     metrics_url: str | None = None
-    """The server's /metrics, read before and after the level (a recipe with speculative decoding)."""
+    """The server's /metrics, read before and after the level (its speculative decoding and latency histograms)."""
     text: TextKind = "random"
     """The kind of text it sends (catalogue.texts): each kind's levels are a run file of their own."""
 
@@ -91,8 +91,8 @@ def level_jobs(entry: Entry, recipe: Recipe, endpoint: str, raw: str, stamp: str
         )
         for n in recipe.sweep.long_context
     ]
-    if "speculative-config" in recipe.serving.flags and recipe.topology.kind != "replicas":
-        # the servers' own counters (behind a router, several servers share the traffic: not read)
+    if recipe.topology.kind != "replicas":
+        # the server's own counters and clocks (behind a router, several servers share the traffic: not read)
         jobs = [replace(job, metrics_url=f"{endpoint}/metrics") for job in jobs]
     open_loop = recipe.sweep.open_loop
     if open_loop is None:

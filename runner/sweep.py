@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from catalogue.engine_timing import EngineTiming, timing
 from catalogue.imports.vllm_bench import level_from_raw, rate_level_from_raw
 from catalogue.spec_decode import SpecDecodeFigures, figures, parse_counters
 from runner.jobs import Job
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 def spec_figures(event: dict) -> SpecDecodeFigures | None:
     """A level's speculative-decoding figures from the counter lines the client read around it; None when it read
     none, or the server exports none (the recipe's method made no drafts the counters know of)."""
-    before, after = event.get("spec_before"), event.get("spec_after")
+    before, after = event.get("metrics_before"), event.get("metrics_after")
     if before is None or after is None:
         return None
     first, last = parse_counters(before), parse_counters(after)
@@ -30,6 +31,12 @@ def spec_figures(event: dict) -> SpecDecodeFigures | None:
         return figures(first, last)
     except ValueError:
         return None
+
+
+def engine_timing(event: dict) -> EngineTiming | None:
+    """A level's server-side timing from the histogram lines the client read around it; None when it read none."""
+    before, after = event.get("metrics_before"), event.get("metrics_after")
+    return None if before is None or after is None else timing(before, after)
 
 
 class ClientFailed(Exception):
@@ -131,10 +138,11 @@ class Sweep:
             raise ClientFailed(f"benchmark client failed at {name}: {event['error']}")
         raw = json.loads((self.plan.raw_dir / f"{name}.json").read_text())
         raw_name = f"{self.plan.stamp}/{name}.json"
-        spec = spec_figures(event)
+        read = {"spec_decode": spec_figures(event), "engine": engine_timing(event)}
+        read = {key: value for key, value in read.items() if value is not None}
         if job.rate is not None:
             rate = rate_level_from_raw(raw, raw_name, job.probe, self.limits)
-            self.progress.rates[name] = rate.model_copy(update={"spec_decode": spec}) if spec else rate
+            self.progress.rates[name] = rate.model_copy(update=read)
         else:
             assert job.concurrency is not None
             result = level_from_raw(raw, job.concurrency, raw_name, job.prompt_tokens)
@@ -142,7 +150,7 @@ class Sweep:
                 raise ClientFailed(
                     f"{name}: {result.failed} of {result.failed + (result.completed or 0)} requests failed"
                 )
-            self.progress.levels[name] = result.model_copy(update={"spec_decode": spec}) if spec else result
+            self.progress.levels[name] = result.model_copy(update=read)
         ended, duration = event.get("ended_at"), event.get("duration_s")
         if ended and duration:
             self.progress.windows[name] = Window(ended - duration, ended, raw.get("total_output_tokens"))

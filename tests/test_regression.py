@@ -223,3 +223,41 @@ def test_a_tail_percentile_changes_only_when_its_interval_clears_the_earlier_one
     clear = with_p99(after, 70.0, (60.0, 80.0))
     found = report([old, clear], clear, RegressionBand())
     assert {c.level for c in found.regressions if c.metric.name == "ttft_p99_ms"} == {"c1", "c2", "c4"}
+
+
+def test_a_level_whose_tokens_arrived_in_bursts_has_its_latencies_withheld(tmp_path, repo):
+    """The CI episode: a no-change run whose c1 TTFT read 3.84x while its tokens came 0.3 ms apart and the engine
+    made them 1.8 ms apart. With the engine's clock that is a stall on the way to the client, not a regression;
+    the same figures with the engine agreeing (1.9 ms per token at the client) are regressed."""
+    from catalogue.engine_timing import EngineTiming
+
+    entry = slower_copy(tmp_path, repo, 1.0)
+    before, after = entry.runs
+
+    def c1_with(run, ttft_factor: float, client_tpot: float):
+        levels = []
+        for lv in run.levels:
+            if lv.concurrency == 1:
+                engine = EngineTiming(requests=8, ttft_ms=lv.ttft_ms.mean * ttft_factor, finished=8, tpot_ms=1.8)
+                lv = lv.model_copy(
+                    update={
+                        "ttft_ms": lv.ttft_ms.model_copy(update={"mean": lv.ttft_ms.mean * ttft_factor}),
+                        "tpot_ms": lv.tpot_ms.model_copy(update={"mean": client_tpot}),
+                        "engine": engine,
+                    }
+                )
+            levels.append(lv)
+        return run.model_copy(update={"levels": levels})
+
+    bursty = c1_with(after, 3.84, 0.3)
+    found = report([before, bursty], bursty, RegressionBand())
+    c1 = {r.metric.name: r for r in found.rows if r.level == "c1"}
+    assert (
+        c1["ttft_mean_ms"].outcome == "not enough data"
+        and "tokens reached the client in bursts" in c1["ttft_mean_ms"].why
+    )
+    assert c1["generation_tps"].outcome == "within noise"  # throughput is still judged
+    assert not [c for c in found.regressions if c.level == "c1"]
+    steady = c1_with(after, 3.84, 1.9)
+    found = report([before, steady], steady, RegressionBand())
+    assert "ttft_mean_ms" in {c.metric.name for c in found.regressions if c.level == "c1"}

@@ -46,17 +46,17 @@ def test_a_level_event_gives_figures_only_with_both_readings():
     from runner.sweep import spec_figures
 
     before = METRICS.replace("12.0", "2.0").replace("10.0", "1.0")
-    got = spec_figures({"spec_before": before, "spec_after": METRICS})
+    got = spec_figures({"metrics_before": before, "metrics_after": METRICS})
     assert got is not None and got.accepted_tokens == 10 and got.drafts == 9
-    assert spec_figures({}) is None and spec_figures({"spec_before": "", "spec_after": METRICS}) is None
-    assert spec_figures({"spec_before": METRICS, "spec_after": before}) is None  # a restart: no figure
+    assert spec_figures({}) is None and spec_figures({"metrics_before": "", "metrics_after": METRICS}) is None
+    assert spec_figures({"metrics_before": METRICS, "metrics_after": before}) is None  # a restart: no figure
 
 
 def test_the_client_keeps_only_the_counter_lines(tmp_path):
     import http.server
     import threading
 
-    from runner.driver import spec_lines
+    from runner.driver import metrics_lines
 
     class Metrics(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -70,21 +70,23 @@ def test_the_client_keeps_only_the_counter_lines(tmp_path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Metrics)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        text = spec_lines(f"http://127.0.0.1:{server.server_address[1]}/metrics")
+        text = metrics_lines(f"http://127.0.0.1:{server.server_address[1]}/metrics")
     finally:
         server.shutdown()
     assert text is not None and "generation_tokens" not in text and "# HELP" not in text
     assert parse_counters(text) == parse_counters(METRICS)
-    assert spec_lines(None) is None and spec_lines("http://127.0.0.1:9/metrics") is None
+    assert metrics_lines(None) is None and metrics_lines("http://127.0.0.1:9/metrics") is None
 
 
-def test_jobs_of_a_speculative_recipe_read_the_metrics(entries):
+def test_jobs_read_the_metrics_except_behind_a_router(entries):
+    """Every level reads its server's /metrics (speculative decoding and the latency histograms); behind a router
+    several servers share the traffic, so none is read."""
     from runner.jobs import level_jobs
 
     entry = entries["gptoss-120b"]
-    plain = level_jobs(entry, entry.recipe, "http://127.0.0.1:8000", "/raw", "s", False)
-    assert all(job.metrics_url is None and "metrics_url" not in job.payload() for job in plain)
-    flags = {**entry.recipe.serving.flags, "speculative-config": '{"method": "ngram", "num_speculative_tokens": 3}'}
-    spec = entry.recipe.model_copy(update={"serving": entry.recipe.serving.model_copy(update={"flags": flags})})
-    jobs = level_jobs(entry, spec, "http://127.0.0.1:8000", "/raw", "s", False)
+    jobs = level_jobs(entry, entry.recipe, "http://127.0.0.1:8000", "/raw", "s", False)
     assert jobs and all(job.payload()["metrics_url"] == "http://127.0.0.1:8000/metrics" for job in jobs)
+    routed = entries["gptoss-120b-topology-2x-shuffle"]
+    assert routed.recipe.topology.kind == "replicas"
+    plain = level_jobs(routed, routed.recipe, "http://127.0.0.1:8000", "/raw", "s", False)
+    assert plain and all(job.metrics_url is None and "metrics_url" not in job.payload() for job in plain)

@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
+from catalogue.engine_timing import level_bursts
 from catalogue.flags.snapshot import version_key
 from catalogue.launch import flag_words
 from catalogue.loading import Entry
@@ -211,6 +212,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         quality=quality_box,
         machine=lambda run: machine_box(run, entry.platform),
         throttled=lambda level: throttled(level, entry.platform),
+        bursts=level_bursts,
         spec=spec_summary(recipe, entry.runs),
     )
 

@@ -1,0 +1,111 @@
+"""The server's own clock, per level: vLLM's latency histograms on /metrics read before and after a level, and whether
+the client saw the tokens arrive as the engine made them.
+
+vLLM 0.32 (vllm/v1/metrics/loggers.py, stats.py) exports the histograms `vllm:time_to_first_token_seconds` (the API
+server's arrival to first output) and `vllm:request_time_per_output_token_seconds` (per finished request: the engine
+core's time from its first to its last token ÷ the tokens after the first, the client's TPOT on the engine's clock),
+each with `_sum` and `_count`. Their differences over a level give the server's mean TTFT and mean TPOT for the
+requests of that level.
+
+A client cannot receive a request's tokens faster, on average, than the engine produced them, unless they were held
+somewhere and released together. So when the client's mean TPOT is below `BURST` of the engine's, the tokens reached
+the client in bursts: the client, or the API server between it and the engine, stalled during the level, and its
+client-side latencies measure that stall rather than the serving. The regression check does
+not judge such a level's latencies (catalogue.regression)."""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from pydantic import Field, NonNegativeFloat, NonNegativeInt
+
+from catalogue.strict import Strict
+
+TTFT = "vllm:time_to_first_token_seconds"
+TPOT = "vllm:request_time_per_output_token_seconds"
+NAMES = (TTFT, TPOT)
+BURST = 0.8
+"""Client TPOT below this share of the engine's: the tokens arrived in bursts. Measured on the tiny CPU server
+(8 requests a level): steady levels agree within 1-3 % (c1 2.223 ms at the client, 2.211 ms on the engine's clock);
+a level whose first tokens reached the client 21 ms late read 1.461 against 2.591 (0.56)."""
+_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{[^}]*\})?\s+(?P<value>\S+)")
+
+
+def wanted(line: str) -> bool:
+    """Whether a /metrics line is one of the sums and counts read here (the runner keeps only those)."""
+    return any(line.startswith((f"{name}_sum", f"{name}_count")) for name in NAMES)
+
+
+def parse_sums(text: str) -> dict[str, float]:
+    """{'<histogram>_sum' | '<histogram>_count': value summed over engines and labels} of the histograms read here."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        match = _SAMPLE.match(line)
+        if not match or not wanted(match["name"]):
+            continue
+        try:
+            value = float(match["value"])
+        except ValueError:
+            continue
+        out[match["name"]] = out.get(match["name"], 0.0) + value
+    return out
+
+
+class EngineTiming(Strict):
+    """What the server's own latency histograms moved by during one level."""
+
+    requests: NonNegativeInt = Field(description="First tokens the server recorded during the level.")
+    ttft_ms: NonNegativeFloat | None = Field(
+        None, description="Server-side mean time to first token (arrival at the API server to first output), ms."
+    )
+    finished: NonNegativeInt = Field(description="Requests the server finished during the level.")
+    tpot_ms: NonNegativeFloat | None = Field(
+        None, description="Engine-side mean time per output token after the first, over those requests, ms."
+    )
+
+
+def timing(before: str, after: str) -> EngineTiming | None:
+    """The level's server-side timing from the /metrics text before and after it; None when the server exports
+    neither histogram, or a counter went backwards (a restart in between)."""
+    first, last = parse_sums(before), parse_sums(after)
+    if not last:
+        return None
+    delta = {key: last[key] - first.get(key, 0.0) for key in last}
+    if any(value < 0 for value in delta.values()):
+        return None
+    requests = round(delta.get(f"{TTFT}_count", 0.0))
+    finished = round(delta.get(f"{TPOT}_count", 0.0))
+    return EngineTiming(
+        requests=requests,
+        ttft_ms=1000 * delta.get(f"{TTFT}_sum", 0.0) / requests if requests else None,
+        finished=finished,
+        tpot_ms=1000 * delta.get(f"{TPOT}_sum", 0.0) / finished if finished else None,
+    )
+
+
+def burst_delivery(client_tpot_ms: float | None, engine: EngineTiming | None) -> str | None:
+    """Why a level's client-side latencies are not the server's (its tokens arrived in bursts), or None."""
+    if client_tpot_ms is None or engine is None or not engine.tpot_ms:
+        return None
+    if client_tpot_ms >= BURST * engine.tpot_ms:
+        return None
+    return (
+        f"tokens reached the client in bursts (TPOT {client_tpot_ms:.2f} ms at the client, {engine.tpot_ms:.2f} ms "
+        "on the engine's clock): the client or the API server stalled"
+    )
+
+
+class _Timed(Protocol):
+    """A level with the client's TPOT distribution and the engine's timing (catalogue.benchmark.Figures)."""
+
+    @property
+    def tpot_ms(self) -> object: ...
+    @property
+    def engine(self) -> EngineTiming | None: ...
+
+
+def level_bursts(level: _Timed) -> str | None:
+    """Why a level's client-side latencies measured a stall between engine and client, not the serving, or None."""
+    tpot = getattr(level.tpot_ms, "mean", None)
+    return burst_delivery(tpot, level.engine)
