@@ -168,6 +168,12 @@ class Capacity(Strict):
         description="Confidence at which each probe was decided to meet or miss (early stopping on per-request "
         "samples); null: probes judged on their percentiles alone.",
     )
+    decided_rps: tuple[PositiveFloat | None, PositiveFloat | None] | None = Field(
+        None,
+        description="The interval the capacity lies in by decided verdicts only (at 99 % confidence on per-request "
+        "samples): the highest rate decided to meet below the lowest decided to miss or saturate; a rate settled on "
+        "its percentile is in neither. A null end: no decided rate on that side. Null: no per-request samples.",
+    )
 
 
 class ImportedProvenance(Strict):

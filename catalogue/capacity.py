@@ -232,9 +232,11 @@ def result(
     search_s: float | None,
     confidence: float | None = None,
     probes: int | None = None,
+    sampled: bool = False,
 ) -> Capacity:
-    """The capacity the points pin: the highest rate that met, the bracket, and requests in flight there (`probes`:
-    how many the search ran, when points pool several at one rate)."""
+    """The capacity the points pin: the highest rate that met, the bracket, the interval of decided verdicts (when
+    the probes were `sampled` per request), and requests in flight there (`probes`: how many the search ran, when
+    points pool several at one rate)."""
     lo, hi = bracket(points)
     converged = lo is not None and hi is not None and hi.rate / lo.rate <= (1 + tolerance) * 1.001
     in_flight = None
@@ -244,6 +246,7 @@ def result(
         achieved = (level.kept_up_rps or level.achieved_rps) if level else None
         if mean_e2e is not None:
             in_flight = round((achieved or lo.rate) * mean_e2e / 1000, 2)
+    decided = decided_interval(points) if confidence is not None or sampled else None
     return Capacity(
         rps=lo.rate if lo else None,
         upper_rps=hi.rate if hi else None,
@@ -254,7 +257,17 @@ def result(
         search_s=round(search_s, 1) if search_s is not None else None,
         concurrent_requests=in_flight,
         confidence=confidence,
+        decided_rps=decided,
     )
+
+
+def decided_interval(points: Sequence[Point]) -> tuple[float | None, float | None]:
+    """(highest rate decided to meet, lowest decided to miss above it): the rates settled on their percentile after
+    their tries are left out, so the interval is only as narrow as the decided verdicts make it."""
+    decided = [p for p in points if not p.verdict.settled and not p.verdict.undecided]
+    hi = min((p.rate for p in decided if not p.verdict.meets), default=None)
+    lo = max((p.rate for p in decided if p.verdict.meets and (hi is None or p.rate < hi)), default=None)
+    return lo, hi
 
 
 def _lowest(point: Point, why: str) -> str:

@@ -140,6 +140,7 @@ def search(
         clock() - started,
         confidence=capacity_verdict.CONFIDENCE if sampled and progress.rates and not settled else None,
         probes=ran,
+        sampled=sampled and bool(progress.rates),
     )
     progress.note("capacity search", f"capacity search: {describe(result, slo)}")
     return result

@@ -65,14 +65,21 @@ def run(tmp_path: Path, seed: int):
 
 
 def test_the_true_capacity_lies_in_the_published_interval(tmp_path, capsys):
-    """Measured on this model: the interval holds the truth in 13 of 20 searches. In the others the published
-    capacity lies at most 1.2 % above the truth, or the whole interval up to 17 % below it: a rate still undecided
-    after three probes is settled on its percentile, and a queue this close to its capacity keeps its waits alike for
-    longer than a probe lasts."""
+    """Measured on this model: the interval of decided verdicts (`decided_rps`) holds the truth in 17 of 20 searches;
+    in the other three a rate 0.9-1.2 % above the truth was decided to meet. The bracket (met, missed) holds it in 13:
+    a rate still undecided after three probes is settled on its percentile, and a queue this close to its capacity
+    keeps its waits alike for longer than a probe lasts, so a settled bound may be wrong; the decided interval leaves
+    settled rates out and is wider where they were."""
     assert pytest.approx(1.396, abs=0.001) == TRUTH  # Erlang C: P(wait > 1.7 s) = 5 % at 1.396 req/s
     results = [run(tmp_path, seed)[0] for seed in range(20)]
     inside = [r for r in results if r.rps is not None and r.upper_rps is not None and r.rps <= TRUTH <= r.upper_rps]
     assert len(inside) >= 13, [(r.rps, r.upper_rps) for r in results]
+    decided = [r.decided_rps for r in results]
+    assert all(d is not None for d in decided)
+    held = [d for d in decided if d is not None and (d[0] or 0) <= TRUTH <= (d[1] or float("inf"))]
+    assert len(held) >= 17, decided
+    for d in decided:  # where it misses, it misses by a decided meet just above the truth
+        assert d is not None and (d[0] or 0) < TRUTH * 1.015
     for found in results:  # never the 0.097 req/s of the search before, never far above the truth
         assert found.rps is not None and TRUTH * 0.8 < found.rps < TRUTH * 1.02
         assert found.confidence in (0.99, None)

@@ -55,6 +55,18 @@ def test_a_pinned_capacity_is_stated_with_its_objective_and_bracket(capacity_ent
     assert "3 probes" in text
 
 
+def test_a_bracket_bound_settled_on_its_percentile_gives_the_decided_interval_beside_it(capacity_entry):
+    """Seed 11 of the queue model: 1.28 decided to meet, 1.355 settled as a miss, 1.639 decided to miss. The page
+    keeps the bracket and adds where the decided verdicts alone put the capacity; agreeing, it adds nothing."""
+    entry = with_capacity(capacity_entry, rps=1.28, upper_rps=1.355, decided_rps=(1.28, 1.639), confidence=None)
+    text = _headline(render_recipe(entry).markdown())
+    assert "By the rates decided at 99 % confidence alone, the capacity lies between 1.28 and 1.639 req/s." in text
+    same = with_capacity(capacity_entry, decided_rps=(2.875, 3.162))
+    assert "decided at 99 % confidence alone" not in _headline(render_recipe(same).markdown())
+    above = with_capacity(capacity_entry, rps=1.28, upper_rps=1.355, decided_rps=(1.28, None))
+    assert "the capacity lies above 1.28 req/s." in _headline(render_recipe(above).markdown())
+
+
 def test_a_search_that_stopped_early_says_why_and_gives_its_bracket(capacity_entry):
     stopped = "the time budget of 1200 s ran out"
     entry = with_capacity(capacity_entry, converged=False, stopped=stopped, rps=2.69, upper_rps=3.162)

@@ -65,6 +65,9 @@ class Headline:
     """Wall time of the search: '1.6 min' or '45 s'."""
     judged: str
     """How each rate's verdict was reached, in a sentence."""
+    decided: str | None = None
+    """Where the decided verdicts alone put the capacity, when a bound of the bracket was settled on its percentile:
+    'between 1.28 and 1.554 req/s', 'above 1.28 req/s', 'below 1.49 req/s'."""
 
 
 def headline(run: BenchmarkRun) -> Headline | None:
@@ -95,7 +98,20 @@ def headline(run: BenchmarkRun) -> Headline | None:
         tolerance=f"{cap.tolerance * 100:g} %",
         minutes=minutes,
         judged=judged_text(cap),
+        decided=decided_text(cap),
     )
+
+
+def decided_text(cap: Capacity) -> str | None:
+    """The interval of decided verdicts in words, when it differs from the bracket; None when they agree."""
+    if cap.decided_rps is None or tuple(cap.decided_rps) == (cap.rps, cap.upper_rps):
+        return None
+    lo, hi = cap.decided_rps
+    if lo is not None and hi is not None:
+        return f"between {rate_text(lo)} and {rate_text(hi)} req/s"
+    if lo is not None:
+        return f"above {rate_text(lo)} req/s"
+    return f"below {rate_text(hi)} req/s" if hi is not None else "anywhere: no rate was decided"
 
 
 def judged_text(cap: Capacity) -> str:
