@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pydantic import Field
+from pydantic import Field, PositiveFloat
 
 from catalogue.strict import Strict
 
@@ -109,6 +109,11 @@ class Passport(Strict):
         None, description="1-, 5- and 15-minute load averages (/proc/loadavg): other work sharing the CPUs."
     )
     cpus: int | None = Field(None, description="CPUs the reader saw (os.cpu_count), to read the load against.")
+    calibration_ms: PositiveFloat | None = Field(
+        None,
+        description="Median wall time of rounds in which every CPU hashes 8 MiB with SHA-256 at once, ms: the CPU the "
+        "machine gave at that moment (other work, other tenants, clocks); null: read before it was recorded.",
+    )
 
 
 class HostPassport(Strict):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.engine_timing import level_bursts
+from catalogue.machine_speed import other_state
 from catalogue.metrics import BY_NAME, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
 from catalogue.run_differences import differences
@@ -89,8 +90,8 @@ def _measured(run: BenchmarkRun) -> tuple:
     return (run.measured_on or run.recorded_at.date(), run.recorded_at)
 
 
-def window(runs: list[BenchmarkRun], run: BenchmarkRun, size: int = WINDOW) -> list[BenchmarkRun]:
-    """Up to `size` runs measured before `run` with the same workload key, topology and hardware, oldest first."""
+def comparable(runs: list[BenchmarkRun], run: BenchmarkRun) -> list[BenchmarkRun]:
+    """Every run measured before `run` with the same workload key, topology and hardware, oldest first."""
     if run.workload is None:
         return []
     earlier = [
@@ -103,7 +104,13 @@ def window(runs: list[BenchmarkRun], run: BenchmarkRun, size: int = WINDOW) -> l
         and _hardware(r) == _hardware(run)
         and r.levels
     ]
-    return sorted(earlier, key=_measured)[-size:]
+    return sorted(earlier, key=_measured)
+
+
+def window(runs: list[BenchmarkRun], run: BenchmarkRun, size: int = WINDOW) -> list[BenchmarkRun]:
+    """Up to `size` comparable runs measured on the machine in the same state (catalogue.machine_speed), oldest
+    first."""
+    return [r for r in comparable(runs, run) if other_state(run, r) is None][-size:]
 
 
 def baseline(runs: list[BenchmarkRun], run: BenchmarkRun) -> BenchmarkRun | None:
@@ -323,6 +330,8 @@ class Report:
     """The earlier comparable runs whose median is the baseline, oldest first."""
     unjudged: list[str] = field(default_factory=list)
     """Figures left out, and why (a tail percentile from too few requests)."""
+    left_out: list[str] = field(default_factory=list)
+    """Earlier runs of the workload left out of the window: measured with the machine in another state."""
     rows: list[Row] = field(default_factory=list)
     """Every figure compared, with its outcome."""
 
@@ -337,6 +346,10 @@ class Report:
 
     def text(self) -> str:
         """The refresh's closing report."""
+        gone = [f"  left out: {why}" for why in self.left_out]
+        if self.baseline is None and self.left_out:
+            head = f"regression check: {self.run.stamp}: not enough data, no earlier run on the machine in this state"
+            return "\n".join([head, *gone])
         if self.baseline is None:
             return f"regression check: {self.run.stamp} has no earlier run of its workload, topology and hardware"
         many = len(self.window) > 1
@@ -350,7 +363,7 @@ class Report:
                 "(3+ runs give the run-to-run spread)"
             ]
         )
-        notes += [f"  not judged: {u}" for u in self.unjudged]
+        notes += [f"  not judged: {u}" for u in self.unjudged] + gone
         if not self.changes:
             return "\n".join([f"{head}: every level within its noise band", *notes])
         improved = [c for c in self.changes if c.confirmed and not c.regressed]
@@ -364,10 +377,13 @@ class Report:
 
 def report(runs: list[BenchmarkRun], run: BenchmarkRun, band: RegressionBand) -> Report:
     """`run` against its baseline among `runs`."""
+    left_out = [why for r in comparable(runs, run)[-WINDOW:] if (why := other_state(run, r))]
     earlier = window(runs, run)
     if not earlier:
-        return Report(run, None, [], [])
+        return Report(run, None, [], [], left_out=left_out)
     found = rows(earlier, run, band)
     changes = [row.change for row in found if row.change is not None]
     unjudged = [f"{row.level} {row.metric.label}: {row.why}" for row in found if row.withheld]
-    return Report(run, earlier[-1], changes, differences(earlier[-1], run), earlier, unjudged, found)
+    return Report(
+        run, earlier[-1], changes, differences(earlier[-1], run), earlier, unjudged, rows=found, left_out=left_out
+    )

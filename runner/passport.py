@@ -186,6 +186,7 @@ def passport_from_probe(raw: dict, containers: list[ContainerMemory] | None, now
         cpu_governor=raw.get("governor"),
         load_average=load_average(raw.get("loadavg")),
         cpus=raw.get("cpus"),
+        calibration_ms=raw.get("calibration_ms") or None,
     )
 
 

@@ -8,12 +8,16 @@ host's Python for a local process. nvidia-smi is asked only when there is one; i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 GPU_FIELDS = (
@@ -21,6 +25,9 @@ GPU_FIELDS = (
     "clocks_throttle_reasons.active,persistence_mode,driver_version"
 )
 APP_FIELDS = "pid,process_name,used_memory"
+CALIBRATION_MIB = 8
+"""Bytes each CPU hashes per calibration round (SHA-256 in C, the GIL released: every CPU works at once)."""
+CALIBRATION_ROUNDS = 5
 
 
 def read(path: Path) -> str | None:
@@ -69,6 +76,24 @@ def rdma_ports() -> list[dict[str, str | None]]:
     ]
 
 
+def calibration_ms() -> float:
+    """Median wall time, ms, of rounds in which every CPU hashes CALIBRATION_MIB at once: how much CPU this machine
+    gives right now (other work, another tenant of the host, clock speed) in one number, comparable run to run."""
+    data = b"\x5a" * (CALIBRATION_MIB << 20)
+    cpus = os.cpu_count() or 1
+
+    def one_round() -> float:
+        workers = [threading.Thread(target=hashlib.sha256, args=(data,)) for _ in range(cpus)]
+        start = time.perf_counter()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        return (time.perf_counter() - start) * 1000
+
+    return round(statistics.median(one_round() for _ in range(CALIBRATION_ROUNDS)), 2)
+
+
 def probe(names: list[str]) -> dict[str, object]:
     has_smi = shutil.which("nvidia-smi") is not None
     return {
@@ -76,6 +101,7 @@ def probe(names: list[str]) -> dict[str, object]:
         "kernel": platform.release(),
         "loadavg": read(Path("/proc/loadavg")),
         "cpus": os.cpu_count(),
+        "calibration_ms": calibration_ms(),
         "governor": read(Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")),
         "firmware": read(Path("/sys/class/dmi/id/bios_version")),
         "gpu_fields": GPU_FIELDS,

@@ -1,0 +1,61 @@
+"""catalogue.machine_speed: runs measured with the machine in another state (its CPU calibration) are not compared;
+hand-computed cases from the calibrations measured on this two-CPU machine (idle 9.6 ms, one CPU busy 14.4 ms)."""
+
+from __future__ import annotations
+
+import pytest
+
+from catalogue.machine_speed import MACHINE_RATIO, other_state, slower
+from catalogue.recipe import RegressionBand
+from catalogue.regression import report
+from tests.test_regression import series
+
+
+def calibrated(run, *ms: float | None):
+    """The run with each host's calibration before the sweep set to `ms` (in host order)."""
+    hosts = []
+    for host, value in zip(run.provenance.hosts, ms):
+        before = host.passport.before.model_copy(update={"calibration_ms": value})
+        hosts.append(host.model_copy(update={"passport": host.passport.model_copy(update={"before": before})}))
+    return run.model_copy(update={"provenance": run.provenance.model_copy(update={"hosts": hosts})})
+
+
+def test_calibrations_further_apart_than_the_ratio_are_another_machine_state(tmp_path, repo):
+    old, new = series(tmp_path, repo, [1.0, 1.0])
+    assert slower(calibrated(new, 14.4), calibrated(old, 9.6)) == pytest.approx(1.5)
+    why = other_state(calibrated(new, 14.4), calibrated(old, 9.6))
+    assert why == f"{old.stamp}: the machine's CPU calibration took 1.50x as long (14.4 vs 9.6 ms)"
+    assert other_state(calibrated(new, 6.4), calibrated(old, 9.6)) is not None  # 0.67x: faster counts too
+    assert other_state(calibrated(new, 10.5), calibrated(old, 9.6)) is None  # 1.09x: the same state
+    assert other_state(calibrated(new, 9.6 * MACHINE_RATIO), calibrated(old, 9.6)) is None
+    assert other_state(calibrated(new, 14.4), old) is None  # a run without a calibration: not known, compared
+    assert slower(calibrated(new, 14.4), old) is None
+
+
+def test_the_window_leaves_out_runs_of_another_machine_state_and_says_so(tmp_path, repo):
+    """The measured case: no-change refreshes read 0.55x generation against a run measured when the machine gave
+    more CPU. With calibrations, that run is left out and the refresh is judged against the others."""
+    runs = series(tmp_path, repo, [1.0, 0.55, 0.56, 0.54])
+    fast, *slow = runs
+    runs = [calibrated(fast, 9.6), *(calibrated(run, 14.4) for run in slow)]
+    found = report(runs, runs[-1], RegressionBand())
+    assert found.regressions == [] and [r.stamp for r in found.window] == [r.stamp for r in runs[1:3]]
+    assert found.left_out == [f"{fast.stamp}: the machine's CPU calibration took 1.50x as long (14.4 vs 9.6 ms)"]
+    assert f"\n  left out: {fast.stamp}: the machine's CPU calibration" in found.text()
+    blind = report([fast, *slow], slow[-1], RegressionBand())  # without calibrations: the old false alarm
+    assert [c.level for c in blind.regressions if c.metric.name == "generation_tps"] == ["c1", "c2", "c4"]
+    alone = report(runs[:2], runs[1], RegressionBand())
+    assert alone.baseline is None and alone.changes == []
+    assert "not enough data, no earlier run on the machine in this state" in alone.text()
+
+
+def test_the_probe_times_every_cpu_hashing_at_once(monkeypatch):
+    """The passport probe's calibration, run here: a median of positive wall times, and twice as long when each
+    CPU hashes twice as much (the work is what is timed, not the thread start)."""
+    from runner import passport_probe
+
+    monkeypatch.setattr(passport_probe, "CALIBRATION_MIB", 8)
+    small = passport_probe.calibration_ms()
+    monkeypatch.setattr(passport_probe, "CALIBRATION_MIB", 32)
+    large = passport_probe.calibration_ms()
+    assert small > 0 and 2 < large / small < 8
