@@ -2,8 +2,9 @@
 regression check against the runs before it, then one with `max-num-seqs: 1`. Needs the docker engine and the local
 vLLM CPU image (`python tools/docker_env.py up`).
 
-What it prints per refresh: the outcome counts, every figure called regressed or improved, and the figures withheld
-because a level's tokens reached the client in bursts (catalogue.engine_timing). Target: no refresh with nothing
+What it prints per refresh: the outcome counts, every figure called regressed or improved, the figures withheld
+because a level's tokens reached the client in bursts (catalogue.engine_timing), and the earlier runs left out as
+measured with the machine in another state (catalogue.machine_speed). Target: no refresh with nothing
 changed calls anything regressed, while `max-num-seqs: 1` at c=4 is."""
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def _judge(folder: Path, label: str) -> list[str]:
     lines = [f"{label} {run.stamp}: " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))]
     lines += [f"  {change.line()}" for change in found.changes]
     lines += [f"  not judged: {row.level} {row.metric.label}: {row.why}" for row in found.rows if "bursts" in row.why]
+    lines += [f"  left out: {why}" for why in found.left_out]
     return lines
 
 

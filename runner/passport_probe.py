@@ -26,8 +26,8 @@ GPU_FIELDS = (
 )
 APP_FIELDS = "pid,process_name,used_memory"
 CALIBRATION_MIB = 8
-"""Bytes each CPU hashes per calibration round (SHA-256 in C, the GIL released: every CPU works at once)."""
-CALIBRATION_ROUNDS = 5
+"""Bytes each CPU hashes per calibration round (OpenSSL's SHA-256, the GIL released: every CPU works at once)."""
+CALIBRATION_ROUNDS = 15
 
 
 def read(path: Path) -> str | None:

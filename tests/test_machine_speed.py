@@ -5,31 +5,46 @@ from __future__ import annotations
 
 import pytest
 
-from catalogue.machine_speed import MACHINE_RATIO, other_state, slower
+from catalogue.machine_speed import MACHINE_RATIO, apart, other_state
 from catalogue.recipe import RegressionBand
 from catalogue.regression import report
 from tests.test_regression import series
 
 
-def calibrated(run, *ms: float | None):
-    """The run with each host's calibration before the sweep set to `ms` (in host order)."""
+def calibrated(run, before: float | None, after: float | None = None):
+    """The run with its (one) host's calibrations before and after the sweep set."""
     hosts = []
-    for host, value in zip(run.provenance.hosts, ms):
-        before = host.passport.before.model_copy(update={"calibration_ms": value})
-        hosts.append(host.model_copy(update={"passport": host.passport.model_copy(update={"before": before})}))
+    for host in run.provenance.hosts:
+        passport = host.passport.model_copy(
+            update={
+                "before": host.passport.before.model_copy(update={"calibration_ms": before}),
+                "after": host.passport.after.model_copy(update={"calibration_ms": after}),
+            }
+        )
+        hosts.append(host.model_copy(update={"passport": passport}))
     return run.model_copy(update={"provenance": run.provenance.model_copy(update={"hosts": hosts})})
 
 
 def test_calibrations_further_apart_than_the_ratio_are_another_machine_state(tmp_path, repo):
     old, new = series(tmp_path, repo, [1.0, 1.0])
-    assert slower(calibrated(new, 14.4), calibrated(old, 9.6)) == pytest.approx(1.5)
+    assert apart(calibrated(new, 14.4), calibrated(old, 9.6)) == pytest.approx(1.5)
     why = other_state(calibrated(new, 14.4), calibrated(old, 9.6))
-    assert why == f"{old.stamp}: the machine's CPU calibration took 1.50x as long (14.4 vs 9.6 ms)"
+    assert why == f"{old.stamp}: the machine's CPU calibrations were 1.50x apart (14.4 vs 9.6 ms)"
     assert other_state(calibrated(new, 6.4), calibrated(old, 9.6)) is not None  # 0.67x: faster counts too
     assert other_state(calibrated(new, 10.5), calibrated(old, 9.6)) is None  # 1.09x: the same state
     assert other_state(calibrated(new, 9.6 * MACHINE_RATIO), calibrated(old, 9.6)) is None
-    assert other_state(calibrated(new, 14.4), old) is None  # a run without a calibration: not known, compared
-    assert slower(calibrated(new, 14.4), old) is None
+    unknown = calibrated(old, None)  # a run recorded before calibrations: not known, so compared
+    assert other_state(calibrated(new, 14.4), unknown) is None and apart(calibrated(new, 14.4), unknown) is None
+
+
+def test_the_closest_readings_of_before_and_after_decide(tmp_path, repo):
+    """The measured refresh that read 11.9 ms before and 5.2 after: against a run at 9.8 its readings overlap, so it
+    is compared; a run that read 14.4 and 16.0 against one at 9.6 and 10.0 is 1.44x apart at its closest."""
+    old, new = series(tmp_path, repo, [1.0, 1.0])
+    assert apart(calibrated(new, 11.9, 5.2), calibrated(old, 9.8)) == 1.0
+    assert other_state(calibrated(new, 11.9, 5.2), calibrated(old, 9.8)) is None
+    why = other_state(calibrated(new, 14.4, 16.0), calibrated(old, 9.6, 10.0))
+    assert why == f"{old.stamp}: the machine's CPU calibrations were 1.44x apart (14.4–16 vs 9.6–10 ms)"
 
 
 def test_the_window_leaves_out_runs_of_another_machine_state_and_says_so(tmp_path, repo):
@@ -40,9 +55,10 @@ def test_the_window_leaves_out_runs_of_another_machine_state_and_says_so(tmp_pat
     runs = [calibrated(fast, 9.6), *(calibrated(run, 14.4) for run in slow)]
     found = report(runs, runs[-1], RegressionBand())
     assert found.regressions == [] and [r.stamp for r in found.window] == [r.stamp for r in runs[1:3]]
-    assert found.left_out == [f"{fast.stamp}: the machine's CPU calibration took 1.50x as long (14.4 vs 9.6 ms)"]
-    assert f"\n  left out: {fast.stamp}: the machine's CPU calibration" in found.text()
-    blind = report([fast, *slow], slow[-1], RegressionBand())  # without calibrations: the old false alarm
+    assert found.left_out == [f"{fast.stamp}: the machine's CPU calibrations were 1.50x apart (14.4 vs 9.6 ms)"]
+    assert f"\n  left out: {fast.stamp}: the machine's CPU calibrations" in found.text()
+    blind_runs = [calibrated(run, None) for run in (fast, *slow)]  # without calibrations: the old false alarm
+    blind = report(blind_runs, blind_runs[-1], RegressionBand())
     assert [c.level for c in blind.regressions if c.metric.name == "generation_tps"] == ["c1", "c2", "c4"]
     alone = report(runs[:2], runs[1], RegressionBand())
     assert alone.baseline is None and alone.changes == []

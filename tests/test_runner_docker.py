@@ -317,8 +317,8 @@ def test_a_committed_run_reproduces_then_a_slower_flag_is_caught_as_a_regression
     """`catalogue reproduce --refresh` of the committed tiny docker run: the runner's own path, pinned to the image
     it ran, the same workload and flags. Then a refresh with `max-num-seqs: 1` at c=4 is a real regression: the
     report names the level, the figure and the changed flag, --fail-on-regression exits 3, the page marks it.
-    (Five no-change refreshes in a row are not asserted here: on two shared CPU cores one of five showed c1 TTFT mean
-    3.8x with ITL near 0, the tiny server streaming in bursts; see issue 28's note.)"""
+    (Five no-change refreshes in a row are measured by `nox -s bench -- nochange`, not asserted here: on two shared
+    CPU cores the machine's speed moves within minutes; see the methodology's regression check.)"""
     root = tmp_path / "examples"
     shutil.copytree(REPO / "examples" / "tiny-cpu-docker", root / "tiny-cpu-docker")
     folder = root / "tiny-cpu-docker"
@@ -349,10 +349,11 @@ def test_a_committed_run_reproduces_then_a_slower_flag_is_caught_as_a_regression
     err = capsys.readouterr().err
     slow = load_entry(folder).latest
     report = err[err.index("regression check: ") :]
-    # The baseline is the median of the committed run and its reproduction, named by the newest.
-    assert report.startswith(
-        f"regression check: {slow.stamp} against the median of 2 earlier runs (newest {again.stamp}): "
-    )
+    # The baseline is the median of the committed run and its reproduction, named by the newest; or the reproduction
+    # alone when the committed run was measured with this machine in another state (its CPU calibrations), said so.
+    both = f"regression check: {slow.stamp} against the median of 2 earlier runs (newest {again.stamp}): "
+    alone = f"regression check: {slow.stamp} against {again.stamp}: "
+    assert report.startswith(both) or (report.startswith(alone) and f"left out: {committed.stamp}: " in report), report
     # one stream at a time where four were batched: c4 slows beyond the band (generation, or TTFT from the queue)
     assert re.search(r"\n  regressed: c4 (Generation|TTFT mean|E2E mean): ", report), report
     assert "flags: +--max-num-seqs 1" in report and "🔴 regressed" in table.read_text()
