@@ -24,6 +24,7 @@ from catalogue.engine_timing import level_bursts
 from catalogue.machine_speed import other_state
 from catalogue.metrics import BY_NAME, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
+from catalogue.regression_samples import within_sampling_noise
 from catalogue.run_differences import differences
 
 CAPACITY = Metric("capacity_rps", "Capacity", "req/s", True, True, lambda _level: None)
@@ -171,33 +172,12 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
                 out.append(Row(name, metric, None, float(b), "not enough data", "no earlier run has it"))
                 continue
             row = _row(name, metric, values, float(b), band)
-            if row.change is not None and metric.name == "ttft_p99_ms" and (why := _overlap(new, olds)):
+            if row.change is not None and (why := within_sampling_noise(metric, new, olds)):
                 row = Row(name, metric, row.median, row.value, "within noise", why)
             out.append(row)
     capacity = _capacity(earlier, after, band)
     out += [Row(c.level, c.metric, c.before, c.after, _outcome(c), c.band, c) for c in capacity]
     return out
-
-
-def _p99_interval(level: LevelResult) -> tuple[float, float] | None:
-    stats = level.ttft_ms
-    if stats is None or not stats.ci or "p99" not in stats.ci:
-        return None
-    lo, hi = stats.ci["p99"]
-    return float(lo), float(hi)
-
-
-def _overlap(new: LevelResult, olds: list[LevelResult]) -> str | None:
-    """Why a TTFT p99 change is not decisive: its order-statistic interval overlaps an earlier run's (both from the
-    runs' per-request samples); None when it clears every one, or when a run kept no samples to bound it."""
-    mine = _p99_interval(new)
-    theirs = [_p99_interval(lv) for lv in olds]
-    if mine is None or not theirs or any(t is None for t in theirs):
-        return None
-    for lo, hi in (t for t in theirs if t is not None):
-        if mine[0] <= hi and lo <= mine[1]:
-            return f"its 95 % interval [{mine[0]:,.1f}–{mine[1]:,.1f}] overlaps an earlier run's [{lo:,.1f}–{hi:,.1f}]"
-    return None
 
 
 def _row(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Row:

@@ -66,12 +66,16 @@ def test_the_window_leaves_out_runs_of_another_machine_state_and_says_so(tmp_pat
 
 
 def test_the_probe_times_every_cpu_hashing_at_once(monkeypatch):
-    """The passport probe's calibration, run here: a median of positive wall times, and twice as long when each
-    CPU hashes twice as much (the work is what is timed, not the thread start)."""
+    """The passport probe's calibration: each round hashes CALIBRATION_MIB on every CPU in threads, and the reading
+    is the median round. A fake clock gives the rounds 10, 30, 20, ... ms: the median of 15 such rounds is 20."""
     from runner import passport_probe
 
-    monkeypatch.setattr(passport_probe, "CALIBRATION_MIB", 8)
-    small = passport_probe.calibration_ms()
-    monkeypatch.setattr(passport_probe, "CALIBRATION_MIB", 32)
-    large = passport_probe.calibration_ms()
-    assert small > 0 and 2 < large / small < 8
+    hashed: list[int] = []
+    monkeypatch.setattr(passport_probe.hashlib, "sha256", lambda data: hashed.append(len(data)))
+    monkeypatch.setattr(passport_probe.os, "cpu_count", lambda: 3)
+    ticks = iter(t / 1000 for pair in ((0, d) for d in [10, 30, 20] * 5) for t in pair)
+    monkeypatch.setattr(passport_probe.time, "perf_counter", lambda: next(ticks))
+    assert passport_probe.calibration_ms() == 20
+    assert hashed == [passport_probe.CALIBRATION_MIB << 20] * 3 * passport_probe.CALIBRATION_ROUNDS
+    monkeypatch.undo()
+    assert passport_probe.calibration_ms() > 0  # and for real, on this machine

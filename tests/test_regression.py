@@ -261,3 +261,27 @@ def test_a_level_whose_tokens_arrived_in_bursts_has_its_latencies_withheld(tmp_p
     steady = c1_with(after, 3.84, 1.9)
     found = report([before, steady], steady, RegressionBand())
     assert "ttft_mean_ms" in {c.metric.name for c in found.regressions if c.level == "c1"}
+
+
+def test_a_mean_latency_changes_only_beyond_its_sampling_noise(tmp_path, repo):
+    """The measured false alarm: a no-change refresh read ctx256 ITL mean 2.4 → 3.7 ms (1.55x, beyond the squared
+    band against one run). With std 3.0 ms over 30 gaps each, the standard error of the difference is
+    sqrt(9/30 + 9/30) = 0.775 ms and 1.3 ms is within 3 of them (2.32): within noise, and why. Over 300 gaps each
+    (0.245 ms, 3 of them 0.735) the same means are regressed."""
+    entry = slower_copy(tmp_path, repo, 1.0)
+    before, after = entry.runs
+
+    def with_itl(run, mean: float, n: int):
+        levels = [
+            lv.model_copy(update={"itl_ms": lv.itl_ms.model_copy(update={"mean": mean, "std": 3.0, "n": n})})
+            for lv in run.levels
+        ]
+        return run.model_copy(update={"levels": levels})
+
+    old, new = with_itl(before, 2.4, 30), with_itl(after, 3.7, 30)
+    rows = [r for r in report([old, new], new, RegressionBand()).rows if r.metric.name == "itl_mean_ms"]
+    assert rows and all(r.outcome == "within noise" for r in rows)
+    assert "3.70 ms (n 30) lies within 3 standard errors (2.32 ms) of an earlier run's 2.40 ms (n 30)" in rows[0].why
+    old, new = with_itl(before, 2.4, 300), with_itl(after, 3.7, 300)
+    found = report([old, new], new, RegressionBand())
+    assert {c.level for c in found.regressions if c.metric.name == "itl_mean_ms"} == {"c1", "c2", "c4"}

@@ -1,0 +1,76 @@
+"""Is a change beyond what the runs' own requests could produce by chance? The regression check's band and spread
+are run to run; these tests veto a change the per-request samples cannot tell from sampling noise, so that a level
+of a handful of requests does not raise an alarm. They never flag anything on their own.
+
+- A TTFT p99 changes only when its 95 % order-statistic interval clears every earlier run's.
+- A mean latency (TTFT, ITL, E2E) changes only when it lies more than Z standard errors from every earlier run's
+  mean (Welch: the standard error of a difference of two means, each std / sqrt(n)). Z = 3 is about 99.7 % two-sided
+  for normal means; inter-token gaps within one request are not independent, so it is generous to the alarm."""
+
+from __future__ import annotations
+
+import math
+
+from catalogue.benchmark import LevelResult, Stats
+from catalogue.metrics import Metric
+
+Z = 3.0
+"""Standard errors of the difference a mean must clear against every earlier run."""
+MEANS = {"ttft_mean_ms": "ttft_ms", "itl_mean_ms": "itl_ms", "e2e_mean_ms": "e2e_ms"}
+"""Mean latencies and the Stats they are the mean of."""
+
+
+def within_sampling_noise(metric: Metric, new: LevelResult, olds: list[LevelResult]) -> str | None:
+    """Why a change of this figure is not decisive given the runs' per-request samples, or None (decisive, or no
+    samples to judge by)."""
+    if metric.name == "ttft_p99_ms":
+        return _p99_overlap(new, olds)
+    if metric.name in MEANS:
+        return _means_close(MEANS[metric.name], new, olds)
+    return None
+
+
+def _p99_interval(level: LevelResult) -> tuple[float, float] | None:
+    stats = level.ttft_ms
+    if stats is None or not stats.ci or "p99" not in stats.ci:
+        return None
+    lo, hi = stats.ci["p99"]
+    return float(lo), float(hi)
+
+
+def _p99_overlap(new: LevelResult, olds: list[LevelResult]) -> str | None:
+    """Its order-statistic interval overlaps an earlier run's (both from per-request samples); None when it clears
+    every one, or when a run kept no samples to bound it."""
+    mine = _p99_interval(new)
+    theirs = [_p99_interval(lv) for lv in olds]
+    if mine is None or not theirs or any(t is None for t in theirs):
+        return None
+    for lo, hi in (t for t in theirs if t is not None):
+        if mine[0] <= hi and lo <= mine[1]:
+            return f"its 95 % interval [{mine[0]:,.1f}–{mine[1]:,.1f}] overlaps an earlier run's [{lo:,.1f}–{hi:,.1f}]"
+    return None
+
+
+def _sample(stats: Stats | None) -> tuple[float, float, int] | None:
+    if stats is None or stats.mean is None or stats.std is None or not stats.n or stats.n < 2:
+        return None
+    return float(stats.mean), float(stats.std), int(stats.n)
+
+
+def _means_close(field: str, new: LevelResult, olds: list[LevelResult]) -> str | None:
+    """The mean lies within Z standard errors of an earlier run's mean; None when it clears every one, or when a
+    run kept no per-request samples (n) to judge by."""
+    mine = _sample(getattr(new, field))
+    theirs = [_sample(getattr(lv, field)) for lv in olds]
+    if mine is None or not theirs or any(t is None for t in theirs):
+        return None
+    mean, std, n = mine
+    for other in (t for t in theirs if t is not None):
+        o_mean, o_std, o_n = other
+        error = math.sqrt(std**2 / n + o_std**2 / o_n)
+        if error and abs(mean - o_mean) < Z * error:
+            return (
+                f"{mean:,.2f} ms (n {n}) lies within {Z:g} standard errors ({Z * error:,.2f} ms) of an earlier "
+                f"run's {o_mean:,.2f} ms (n {o_n})"
+            )
+    return None
