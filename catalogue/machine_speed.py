@@ -24,8 +24,9 @@ def calibrations(run: BenchmarkRun) -> list[tuple[float, float]] | None:
         return None
     found = []
     for host in p.hosts:
-        readings = [x.calibration_ms for x in (host.passport.before, host.passport.after)] if host.passport else []
-        if not readings or readings[0] is None:
+        passports = (host.passport.before, host.passport.after) if host.passport else (None, None)
+        readings = [x.calibration_ms if x is not None else None for x in passports]
+        if readings[0] is None:
             return None
         values = [float(r) for r in readings if r is not None]
         found.append((min(values), max(values)))
