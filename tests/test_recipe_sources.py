@@ -14,6 +14,9 @@ from catalogue.loading import parse_recipe
 REPO = Path(__file__).resolve().parents[1]
 COMMANDS = REPO / "tests" / "data" / "commands"
 SNAPSHOT = REPO / "snapshots" / "vllm-0.32.0.json"
+# Read with the newest release's snapshot, a flag that only older releases spell that way (--no-enable-prefix-caching)
+# lands in serving.image_flags, declared as provided by the recipe's image.
+NEWEST = REPO / "snapshots" / "vllm-0.33.0.json"
 PARTS = {"image", "env", "env_from_host", "flags", "image_flags", "container", "model_path"}
 
 # recipe id -> (source file, extra `catalogue new` arguments)
@@ -85,6 +88,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
     "qwen38-flash-next-fp8-2x-spark-tp2": (
         "inference-atlas-qwen38-flash-next-fp8-2x.sh",
         ("--image", "qwen38fn:ray"),
+    ),
+    "granite41-8b-bf16-djangs": (
+        "djangs-arena-granite-4.1-8b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
     ),
 }
 
