@@ -169,6 +169,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "djangs-arena-gpt-oss-20b-mxfp4.sh",
         ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
     ),
+    "lfm25-2-6b-bf16-djangs": (
+        "djangs-arena-lfm2.5-2.6b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
