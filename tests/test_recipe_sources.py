@@ -177,6 +177,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "djangs-arena-nemotron-cascade-2-30b-a3b-bf16.sh",
         ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
     ),
+    "kat-coder-v25-dev-bf16-djangs": (
+        "djangs-arena-kat-coder-v2.5-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
