@@ -189,6 +189,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "djangs-arena-nemotron-3-nano-omni-30b-a3b-reasoning-fp8.sh",
         ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
     ),
+    "nemotron3-nano-omni-30b-a3b-nvfp4-djangs": (
+        "djangs-arena-nemotron-3-nano-omni-30b-a3b-reasoning-nvfp4.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
