@@ -209,6 +209,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "djangs-arena-gemma-4-26b-a4b-it-nvfp4.sh",
         ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
     ),
+    "qwen36-35b-a3b-bf16-djangs": (
+        "djangs-arena-qwen-3.6-35b-a3b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
