@@ -217,6 +217,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "djangs-arena-qwen-3.6-35b-a3b-fp8.sh",
         ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
     ),
+    "qwen36-35b-a3b-nvfp4-marlin-djangs": (
+        "djangs-arena-qwen-3.6-35b-a3b-nvfp4.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
