@@ -221,6 +221,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "djangs-arena-qwen-3.6-35b-a3b-nvfp4.sh",
         ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
     ),
+    "qwen3-235b-a22b-gptq-int4-2x-spark-conselara": (
+        "conselara-qwen3-235b-gptq-int4-2x.sh",
+        ("--image", "nvcr.io/nvidia/vllm:26.04-py3"),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
@@ -261,12 +265,14 @@ def test_each_recipe_serves_what_its_source_recipe_file_reads_into(recipe_id, ca
 
 
 @pytest.mark.parametrize("recipe_id", sorted(PASTED) + sorted(RECIPE_FILES))
-def test_each_source_file_names_its_commit_and_the_recipe_cites_it(recipe_id):
+def test_each_source_file_names_its_commit_or_page_and_the_recipe_cites_it(recipe_id):
+    """A repository's file by its commit; a web page (no commit) by its address."""
     name = PASTED[recipe_id][0] if recipe_id in PASTED else RECIPE_FILES[recipe_id]
-    head = (COMMANDS / name).read_text().splitlines()[:2]
-    commit = next(word for line in head for word in line.split() if len(word) == 40)
+    words = [word.strip("(),") for line in (COMMANDS / name).read_text().splitlines()[:2] for word in line.split()]
+    commit = next((word for word in words if len(word) == 40), None)
+    cited = commit or next(word for word in words if word.startswith("https://"))
     recipe = parse_recipe(REPO / "recipes" / recipe_id / "recipe.yaml")
-    assert any(commit in source for source in recipe.sources)
+    assert any(cited in source for source in recipe.sources)
 
 
 def test_a_launch_run_through_docker_exec_is_refused_with_its_line(catalogue_copy, tmp_path, capsys):
