@@ -14,6 +14,9 @@ from catalogue.loading import parse_recipe
 REPO = Path(__file__).resolve().parents[1]
 COMMANDS = REPO / "tests" / "data" / "commands"
 SNAPSHOT = REPO / "snapshots" / "vllm-0.32.0.json"
+# Read with the newest release's snapshot, a flag that only older releases spell that way (--no-enable-prefix-caching)
+# lands in serving.image_flags, declared as provided by the recipe's image.
+NEWEST = REPO / "snapshots" / "vllm-0.33.0.json"
 PARTS = {"image", "env", "env_from_host", "flags", "image_flags", "container", "model_path"}
 
 # recipe id -> (source file, extra `catalogue new` arguments)
@@ -86,6 +89,142 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "inference-atlas-qwen38-flash-next-fp8-2x.sh",
         ("--image", "qwen38fn:ray"),
     ),
+    "granite41-8b-bf16-djangs": (
+        "djangs-arena-granite-4.1-8b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "nemotron3-nano-30b-a3b-fp8-djangs": (
+        "djangs-arena-nemotron-3-nano-30b-a3b-fp8.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "nemotron3-nano-30b-a3b-nvfp4-djangs": (
+        "djangs-arena-nemotron-3-nano-30b-a3b-nvfp4.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "nemotron3-nano-30b-a3b-bf16-djangs": (
+        "djangs-arena-nemotron-3-nano-30b-a3b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "nemotron3-nano-4b-bf16-djangs": (
+        "djangs-arena-nemotron-3-nano-4b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "nemotron3-nano-4b-fp8-djangs": (
+        "djangs-arena-nemotron-3-nano-4b-fp8.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "ministral3-8b-bf16-djangs": (
+        "djangs-arena-ministral-3-8b-instruct-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "ministral3-3b-bf16-djangs": (
+        "djangs-arena-ministral-3-3b-instruct-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "mistral-small4-119b-nvfp4-djangs": (
+        "djangs-arena-mistral-small-4-119b-nvfp4.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen35-9b-bf16-djangs": (
+        "djangs-arena-qwen-3.5-9b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen35-4b-bf16-djangs": (
+        "djangs-arena-qwen-3.5-4b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen35-2b-bf16-djangs": (
+        "djangs-arena-qwen-3.5-2b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen35-0-8b-bf16-djangs": (
+        "djangs-arena-qwen-3.5-0.8b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen36-27b-bf16-djangs": (
+        "djangs-arena-qwen-3.6-27b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen36-27b-fp8-djangs": (
+        "djangs-arena-qwen-3.6-27b-fp8.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen38-27b-bf16-djangs": (
+        "djangs-arena-qwen-3.8-27b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen38-27b-fp8-djangs": (
+        "djangs-arena-qwen-3.8-27b-fp8.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "gemma4-e4b-bf16-djangs": (
+        "djangs-arena-gemma-4-e4b-it-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "gemma4-31b-bf16-djangs": (
+        "djangs-arena-gemma-4-31b-it-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "gptoss-20b-mxfp4-djangs": (
+        "djangs-arena-gpt-oss-20b-mxfp4.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "lfm25-2-6b-bf16-djangs": (
+        "djangs-arena-lfm2.5-2.6b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "nemotron-cascade2-30b-a3b-bf16-djangs": (
+        "djangs-arena-nemotron-cascade-2-30b-a3b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "kat-coder-v25-dev-bf16-djangs": (
+        "djangs-arena-kat-coder-v2.5-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "nemotron3-nano-omni-30b-a3b-bf16-djangs": (
+        "djangs-arena-nemotron-3-nano-omni-30b-a3b-reasoning-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "nemotron3-nano-omni-30b-a3b-fp8-djangs": (
+        "djangs-arena-nemotron-3-nano-omni-30b-a3b-reasoning-fp8.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "nemotron3-nano-omni-30b-a3b-nvfp4-djangs": (
+        "djangs-arena-nemotron-3-nano-omni-30b-a3b-reasoning-nvfp4.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "gemma4-e2b-bf16-djangs": (
+        "djangs-arena-gemma-4-e2b-it-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "gemma4-31b-nvfp4-djangs": (
+        "djangs-arena-gemma-4-31b-it-nvfp4.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "gemma4-26b-a4b-bf16-djangs": (
+        "djangs-arena-gemma-4-26b-a4b-it-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "gemma4-26b-a4b-nvfp4-djangs": (
+        "djangs-arena-gemma-4-26b-a4b-it-nvfp4.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen36-35b-a3b-bf16-djangs": (
+        "djangs-arena-qwen-3.6-35b-a3b-bf16.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen36-35b-a3b-fp8-marlin-djangs": (
+        "djangs-arena-qwen-3.6-35b-a3b-fp8.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen36-35b-a3b-nvfp4-marlin-djangs": (
+        "djangs-arena-qwen-3.6-35b-a3b-nvfp4.sh",
+        ("--image", "vllm/vllm-openai:v0.26.0-aarch64-cu129-ubuntu2404", "--snapshot", str(NEWEST)),
+    ),
+    "qwen3-235b-a22b-gptq-int4-2x-spark-conselara": (
+        "conselara-qwen3-235b-gptq-int4-2x.sh",
+        ("--image", "nvcr.io/nvidia/vllm:26.04-py3"),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
@@ -126,12 +265,14 @@ def test_each_recipe_serves_what_its_source_recipe_file_reads_into(recipe_id, ca
 
 
 @pytest.mark.parametrize("recipe_id", sorted(PASTED) + sorted(RECIPE_FILES))
-def test_each_source_file_names_its_commit_and_the_recipe_cites_it(recipe_id):
+def test_each_source_file_names_its_commit_or_page_and_the_recipe_cites_it(recipe_id):
+    """A repository's file by its commit; a web page (no commit) by its address."""
     name = PASTED[recipe_id][0] if recipe_id in PASTED else RECIPE_FILES[recipe_id]
-    head = (COMMANDS / name).read_text().splitlines()[:2]
-    commit = next(word for line in head for word in line.split() if len(word) == 40)
+    words = [word.strip("(),") for line in (COMMANDS / name).read_text().splitlines()[:2] for word in line.split()]
+    commit = next((word for word in words if len(word) == 40), None)
+    cited = commit or next(word for word in words if word.startswith("https://"))
     recipe = parse_recipe(REPO / "recipes" / recipe_id / "recipe.yaml")
-    assert any(commit in source for source in recipe.sources)
+    assert any(cited in source for source in recipe.sources)
 
 
 def test_a_launch_run_through_docker_exec_is_refused_with_its_line(catalogue_copy, tmp_path, capsys):
