@@ -8,6 +8,7 @@ import yaml
 from catalogue.cli import main
 from catalogue.flags.checkers import SnapshotChecker
 from catalogue.flags.snapshot import (
+    SNAPSHOT_DIR,
     FlagSnapshot,
     image_snapshot_path,
     installed_vllm_version,
@@ -203,3 +204,27 @@ def test_vllm_reads_the_attention_backend_in_any_case():
     from vllm.config import AttentionConfig
 
     assert AttentionConfig(backend="flashinfer").backend.name == "FLASHINFER"
+
+
+def test_an_image_flag_a_newer_release_dropped_is_declared_on_purpose(entries):
+    """--no-enable-prefix-caching: vLLM 0.32 has it, 0.33 calls it --disable-prefix-caching. A recipe on a vLLM 0.26
+    image declares it as the image's, so a check against 0.33 passes; against 0.32 that declaration is an info, not
+    the 'has it too' warning a needless declaration gets (max-model-len, which 0.33 still has)."""
+    checker = SnapshotChecker(read_snapshot(SNAPSHOT_DIR / "vllm-0.32.0.json"), "snapshot vllm-0.32.0.json")
+    entry = entries["qwen35-4b-bf16-djangs"]
+    assert "no-enable-prefix-caching" in entry.recipe.serving.image_flags
+    found = {f.flag: f for f in check_flags(entry, checker) if f.flag in entry.recipe.serving.image_flags}
+    kept = found["no-enable-prefix-caching"]
+    assert kept.level == "info" and "vLLM 0.32.0 has it too, vLLM 0.33.0 no longer does" in kept.message
+    image = entry.recipe.serving.image_flags["no-enable-prefix-caching"]
+    needless = entry.recipe.model_copy(
+        update={
+            "serving": entry.recipe.serving.model_copy(
+                update={"image_flags": {**entry.recipe.serving.image_flags, "max-model-len": image}}
+            )
+        }
+    )
+    import dataclasses
+
+    warned = [f for f in check_flags(dataclasses.replace(entry, recipe=needless), checker) if f.flag == "max-model-len"]
+    assert [f.level for f in warned] == ["warning"] and "has it too" in warned[0].message

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from catalogue.flags.checkers import ArgvChecker
+from catalogue.flags.snapshot import FlagSnapshot, newest_committed, read_snapshot, version_key
 from catalogue.launch import flag_words, flags_argv
 from catalogue.loading import RECIPE_FILE, Entry
 
@@ -76,6 +78,20 @@ def flag_errors(entry: Entry, checker: ArgvChecker) -> list[Finding]:
     )
 
 
+def _newest_release_after(checker: ArgvChecker) -> FlagSnapshot | None:
+    """The newest committed release's snapshot when it is newer than the checked vLLM: an image flag the checked
+    vLLM still has but that release dropped is declared for the releases after it, not by mistake."""
+    path = newest_committed()
+    if path is None or version_key(path.stem.removeprefix("vllm-")) <= version_key(checker.snapshot.vllm_version):
+        return None
+    return _read_once(path)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_once(path: Path) -> FlagSnapshot:
+    return read_snapshot(path)
+
+
 def check_flags(entry: Entry, checker: ArgvChecker, image_checker: ArgvChecker | None = None) -> list[Finding]:
     """Every finding for the recipe's flags."""
     recipe, file = entry.recipe, entry.folder / RECIPE_FILE
@@ -86,8 +102,19 @@ def check_flags(entry: Entry, checker: ArgvChecker, image_checker: ArgvChecker |
     findings += _parse_findings(file, recipe.model_arg, upstream, checker, version)
     findings += _registry_findings(file, upstream, checker, version)
     findings += _spelling_findings(file, upstream, checker, version)
+    newer = _newest_release_after(checker)
     for name, image in image_flags.items():
-        if checker.snapshot.option(name) is not None:
+        if checker.snapshot.option(name) is not None and newer is not None and newer.option(name) is None:
+            findings.append(
+                Finding(
+                    "info",
+                    file,
+                    name,
+                    f"provided by {image}; {version} has it too, vLLM {newer.vllm_version} no longer does",
+                    version,
+                )
+            )
+        elif checker.snapshot.option(name) is not None:
             findings.append(
                 Finding("warning", file, name, f"declared as provided by {image}, but {version} has it too", version)
             )
