@@ -15,6 +15,7 @@ not judge such a level's latencies (catalogue.regression)."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Protocol
 
@@ -48,6 +49,8 @@ def parse_sums(text: str) -> dict[str, float]:
             value = float(match["value"])
         except ValueError:
             continue
+        if not math.isfinite(value) or value < 0:  # a server's text is untrusted: no NaN, infinity or negative sum
+            continue
         out[match["name"]] = out.get(match["name"], 0.0) + value
     return out
 
@@ -78,9 +81,9 @@ def timing(before: str, after: str) -> EngineTiming | None:
     finished = round(delta.get(f"{TPOT}_count", 0.0))
     return EngineTiming(
         requests=requests,
-        ttft_ms=1000 * delta.get(f"{TTFT}_sum", 0.0) / requests if requests else None,
+        ttft_ms=1000 * delta[f"{TTFT}_sum"] / requests if requests and f"{TTFT}_sum" in delta else None,
         finished=finished,
-        tpot_ms=1000 * delta.get(f"{TPOT}_sum", 0.0) / finished if finished else None,
+        tpot_ms=1000 * delta[f"{TPOT}_sum"] / finished if finished and f"{TPOT}_sum" in delta else None,
     )
 
 

@@ -98,6 +98,8 @@ def main(jobs_path: Path, events_path: Path, wait_for_more: bool = False) -> int
 SPEC_PREFIX = "vllm:spec_decode_"
 """The counter lines kept from /metrics around a level: speculative decoding (catalogue.spec_decode reads them) and
 the latency histograms' sums and counts (catalogue.engine_timing)."""
+METRICS_MAX_BYTES = 16 << 20
+"""Most of a /metrics page read (the server is the recipe's: untrusted); vLLM's is tens of kilobytes."""
 HISTOGRAMS = ("vllm:time_to_first_token_seconds", "vllm:request_time_per_output_token_seconds")
 """catalogue.engine_timing.NAMES (this file runs inside images without the catalogue; a test keeps them equal)."""
 KEPT = (SPEC_PREFIX, *(f"{name}_{part}{end}" for name in HISTOGRAMS for part in ("sum", "count") for end in " {"))
@@ -111,7 +113,7 @@ def metrics_lines(url: str | None) -> str | None:
 
     try:
         with urllib.request.urlopen(url, timeout=10) as response:
-            text = response.read().decode("utf-8", "replace")
+            text = response.read(METRICS_MAX_BYTES).decode("utf-8", "replace")
     except (OSError, ValueError):
         return None
     kept = (line for line in text.splitlines() if line.startswith(KEPT))

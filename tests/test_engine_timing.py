@@ -92,3 +92,19 @@ def test_the_page_marks_a_level_whose_tokens_arrived_in_bursts(repo):
     body = page_with(2.591)
     assert body.count('rc-badge rc-incomplete" title="tokens reached the client in bursts') == 1
     assert "c2: tokens reached the client in bursts (TPOT 1.46 ms at the client, 2.59 ms on the engine" in body
+
+
+def test_a_servers_nonsense_is_left_out_not_recorded():
+    """The server is the recipe's and its /metrics text untrusted: NaN, infinity and negative sums are skipped, so a
+    level records nothing rather than a figure that is not one (or a run file that does not validate)."""
+    hostile = "\n".join(
+        [
+            'vllm:time_to_first_token_seconds_sum{engine="0"} NaN',
+            'vllm:time_to_first_token_seconds_count{engine="0"} +Inf',
+            'vllm:request_time_per_output_token_seconds_sum{engine="0"} -5',
+            'vllm:request_time_per_output_token_seconds_count{engine="0"} 3',
+        ]
+    )
+    assert parse_sums(hostile) == {"vllm:request_time_per_output_token_seconds_count": 3.0}
+    found = timing("", hostile)
+    assert found is not None and found.ttft_ms is None and found.tpot_ms is None and found.requests == 0
