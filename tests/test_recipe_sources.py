@@ -86,6 +86,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "inference-atlas-qwen38-flash-next-fp8-2x.sh",
         ("--image", "qwen38fn:ray"),
     ),
+    "qwen36-35b-a3b-nvfp4-dflash-sbr": (
+        "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-dflash.sh",
+        ("--image", "qwen36-35b-a3b-dflash-spark", "--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
