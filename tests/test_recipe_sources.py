@@ -98,6 +98,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-ar.sh",
         ("--image", "qwen36-35b-a3b-dflash-spark", "--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
     ),
+    "qwen35-27b-nvfp4-prefill-sbr": (
+        "spark-bench-reproducers-qwen35-27b-nvfp4-prefill.sh",
+        ("--image", "vllm-prefill-optimized-spark", "--model", "AxionML/Qwen3.5-27B-NVFP4"),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
