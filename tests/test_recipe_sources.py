@@ -102,6 +102,13 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "spark-bench-reproducers-qwen35-27b-nvfp4-prefill.sh",
         ("--image", "vllm-prefill-optimized-spark", "--model", "AxionML/Qwen3.5-27B-NVFP4"),
     ),
+    "qwen38-27b-nvfp4-mtp-vllm-0271": (
+        "inference-atlas-qwen38-27b-nvfp4-mtp-vllm-0271.sh",
+        (
+            "--image",
+            "vllm/vllm-openai:v0.27.1-aarch64@sha256:1c8e60a0841b333c700488cb029d3664807249da0c071e862191b00fe34b228c",
+        ),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
