@@ -109,6 +109,13 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "vllm/vllm-openai:v0.27.1-aarch64@sha256:1c8e60a0841b333c700488cb029d3664807249da0c071e862191b00fe34b228c",
         ),
     ),
+    "qwen38-27b-nvfp4-dspark-eugr-atlas": (
+        "inference-atlas-qwen38-27b-nvfp4-dspark-eugr.sh",
+        (
+            "--image",
+            "eugr/spark-vllm:nightly-20260814@sha256:ab89584706575a7af48a3d5a2a92bc48a5432781fb87925a181d8bb5eab4f5d3",
+        ),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
