@@ -116,6 +116,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "eugr/spark-vllm:nightly-20260814@sha256:ab89584706575a7af48a3d5a2a92bc48a5432781fb87925a181d8bb5eab4f5d3",
         ),
     ),
+    "qwen35-27b-nvfp4-flashqla-v2-sbr": (
+        "spark-bench-reproducers-qwen35-27b-nvfp4-flashqla-v2.sh",
+        ("--image", "vllm-prefill-flashqla-hkv-spark:repro-v2", "--model", "AxionML/Qwen3.5-27B-NVFP4"),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
