@@ -120,6 +120,15 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "spark-bench-reproducers-qwen35-27b-nvfp4-flashqla-v2.sh",
         ("--image", "vllm-prefill-flashqla-hkv-spark:repro-v2", "--model", "AxionML/Qwen3.5-27B-NVFP4"),
     ),
+    "qwen35-27b-nvfp4-flashqla-fusedo-sbr": (
+        "spark-bench-reproducers-qwen35-27b-nvfp4-flashqla-fusedo.sh",
+        (
+            "--image",
+            "vllm-prefill-flashqla-hkv-spark:spark1-fusedo-qkgemm-alias-kpack2",
+            "--model",
+            "AxionML/Qwen3.5-27B-NVFP4",
+        ),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
