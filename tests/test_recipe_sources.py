@@ -133,6 +133,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-dflash-thinkoff.sh",
         ("--image", "qwen36-35b-a3b-dflash-spark", "--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
     ),
+    "qwen36-35b-a3b-nvfp4-dflash-gmu050-sbr": (
+        "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-dflash-gmu050.sh",
+        ("--image", "qwen36-35b-a3b-dflash-spark", "--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
