@@ -88,19 +88,19 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "qwen36-35b-a3b-nvfp4-dflash-sbr": (
         "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-dflash.sh",
-        ("--image", "qwen36-35b-a3b-dflash-spark", "--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
+        ("--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
     ),
     "qwen36-27b-nvfp4-dflash-sbr": (
         "spark-bench-reproducers-qwen36-27b-nvfp4-dflash.sh",
-        ("--image", "qwen36-dflash-spark", "--model", "sakamakismile/Qwen3.6-27B-NVFP4"),
+        ("--model", "sakamakismile/Qwen3.6-27B-NVFP4"),
     ),
     "qwen36-35b-a3b-nvfp4-ar-sbr": (
         "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-ar.sh",
-        ("--image", "qwen36-35b-a3b-dflash-spark", "--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
+        ("--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
     ),
     "qwen35-27b-nvfp4-prefill-sbr": (
         "spark-bench-reproducers-qwen35-27b-nvfp4-prefill.sh",
-        ("--image", "vllm-prefill-optimized-spark", "--model", "AxionML/Qwen3.5-27B-NVFP4"),
+        ("--model", "AxionML/Qwen3.5-27B-NVFP4"),
     ),
     "qwen38-27b-nvfp4-mtp-vllm-0271": (
         "inference-atlas-qwen38-27b-nvfp4-mtp-vllm-0271.sh",
@@ -118,24 +118,19 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "qwen35-27b-nvfp4-flashqla-v2-sbr": (
         "spark-bench-reproducers-qwen35-27b-nvfp4-flashqla-v2.sh",
-        ("--image", "vllm-prefill-flashqla-hkv-spark:repro-v2", "--model", "AxionML/Qwen3.5-27B-NVFP4"),
+        ("--model", "AxionML/Qwen3.5-27B-NVFP4"),
     ),
     "qwen35-27b-nvfp4-flashqla-fusedo-sbr": (
         "spark-bench-reproducers-qwen35-27b-nvfp4-flashqla-fusedo.sh",
-        (
-            "--image",
-            "vllm-prefill-flashqla-hkv-spark:spark1-fusedo-qkgemm-alias-kpack2",
-            "--model",
-            "AxionML/Qwen3.5-27B-NVFP4",
-        ),
+        ("--model", "AxionML/Qwen3.5-27B-NVFP4"),
     ),
     "qwen36-35b-a3b-nvfp4-dflash-thinkoff-sbr": (
         "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-dflash-thinkoff.sh",
-        ("--image", "qwen36-35b-a3b-dflash-spark", "--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
+        ("--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
     ),
     "qwen36-35b-a3b-nvfp4-dflash-gmu050-sbr": (
         "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-dflash-gmu050.sh",
-        ("--image", "qwen36-35b-a3b-dflash-spark", "--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
+        ("--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
     ),
 }
 
