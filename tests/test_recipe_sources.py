@@ -132,6 +132,10 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-dflash-gmu050.sh",
         ("--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
     ),
+    "gemma4-e2b-bf16-noprefix-vllm-0271": (
+        "inference-atlas-gemma4-e2b-bf16-noprefix-vllm-0271.sh",
+        ("--image", "vllm/vllm-openai:v0.27.1-aarch64", "--snapshot", str(REPO / "snapshots" / "vllm-0.33.0.json")),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
