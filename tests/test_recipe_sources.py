@@ -147,6 +147,17 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
             str(REPO / "snapshots" / "vllm-0.33.0.json"),
         ),
     ),
+    "qwen36-27b-aeon-nvfp4-dflash-sbr": (
+        "spark-bench-reproducers-aeon-qwen36-27b-dflash.sh",
+        (
+            "--image",
+            "ghcr.io/aeon-7/vllm-aeon-ultimate-dflash:qwen36-v4",
+            "--model",
+            "AEON-7/Qwen3.6-27B-AEON-Ultimate-Uncensored-Multimodal-NVFP4-MTP-XS",
+            "--snapshot",
+            str(REPO / "snapshots" / "vllm-0.33.0.json"),
+        ),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)
