@@ -225,6 +225,78 @@ PASTED: dict[str, tuple[str, tuple[str, ...]]] = {
         "conselara-qwen3-235b-gptq-int4-2x.sh",
         ("--image", "nvcr.io/nvidia/vllm:26.04-py3"),
     ),
+    "qwen36-35b-a3b-nvfp4-dflash-sbr": (
+        "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-dflash.sh",
+        ("--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
+    ),
+    "qwen36-27b-nvfp4-dflash-sbr": (
+        "spark-bench-reproducers-qwen36-27b-nvfp4-dflash.sh",
+        ("--model", "sakamakismile/Qwen3.6-27B-NVFP4"),
+    ),
+    "qwen36-35b-a3b-nvfp4-ar-sbr": (
+        "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-ar.sh",
+        ("--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
+    ),
+    "qwen35-27b-nvfp4-prefill-sbr": (
+        "spark-bench-reproducers-qwen35-27b-nvfp4-prefill.sh",
+        ("--model", "AxionML/Qwen3.5-27B-NVFP4"),
+    ),
+    "qwen38-27b-nvfp4-mtp-vllm-0271": (
+        "inference-atlas-qwen38-27b-nvfp4-mtp-vllm-0271.sh",
+        (
+            "--image",
+            "vllm/vllm-openai:v0.27.1-aarch64@sha256:1c8e60a0841b333c700488cb029d3664807249da0c071e862191b00fe34b228c",
+        ),
+    ),
+    "qwen38-27b-nvfp4-dspark-eugr-atlas": (
+        "inference-atlas-qwen38-27b-nvfp4-dspark-eugr.sh",
+        (
+            "--image",
+            "eugr/spark-vllm:nightly-20260814@sha256:ab89584706575a7af48a3d5a2a92bc48a5432781fb87925a181d8bb5eab4f5d3",
+        ),
+    ),
+    "qwen35-27b-nvfp4-flashqla-v2-sbr": (
+        "spark-bench-reproducers-qwen35-27b-nvfp4-flashqla-v2.sh",
+        ("--model", "AxionML/Qwen3.5-27B-NVFP4"),
+    ),
+    "qwen35-27b-nvfp4-flashqla-fusedo-sbr": (
+        "spark-bench-reproducers-qwen35-27b-nvfp4-flashqla-fusedo.sh",
+        ("--model", "AxionML/Qwen3.5-27B-NVFP4"),
+    ),
+    "qwen36-35b-a3b-nvfp4-dflash-thinkoff-sbr": (
+        "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-dflash-thinkoff.sh",
+        ("--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
+    ),
+    "qwen36-35b-a3b-nvfp4-dflash-gmu050-sbr": (
+        "spark-bench-reproducers-qwen36-35b-a3b-nvfp4-dflash-gmu050.sh",
+        ("--model", "RedHatAI/Qwen3.6-35B-A3B-NVFP4"),
+    ),
+    "gemma4-e2b-bf16-noprefix-vllm-0271": (
+        "inference-atlas-gemma4-e2b-bf16-noprefix-vllm-0271.sh",
+        ("--image", "vllm/vllm-openai:v0.27.1-aarch64", "--snapshot", str(REPO / "snapshots" / "vllm-0.33.0.json")),
+    ),
+    "qwen36-27b-aeon-nvfp4-ar-sbr": (
+        "spark-bench-reproducers-aeon-qwen36-27b-ar-reference.sh",
+        (
+            "--image",
+            "ghcr.io/aeon-7/vllm-aeon-ultimate-dflash:qwen36-v4",
+            "--model",
+            "AEON-7/Qwen3.6-27B-AEON-Ultimate-Uncensored-Multimodal-NVFP4-MTP-XS",
+            "--snapshot",
+            str(REPO / "snapshots" / "vllm-0.33.0.json"),
+        ),
+    ),
+    "qwen36-27b-aeon-nvfp4-dflash-sbr": (
+        "spark-bench-reproducers-aeon-qwen36-27b-dflash.sh",
+        (
+            "--image",
+            "ghcr.io/aeon-7/vllm-aeon-ultimate-dflash:qwen36-v4",
+            "--model",
+            "AEON-7/Qwen3.6-27B-AEON-Ultimate-Uncensored-Multimodal-NVFP4-MTP-XS",
+            "--snapshot",
+            str(REPO / "snapshots" / "vllm-0.33.0.json"),
+        ),
+    ),
 }
 
 # recipe id -> source file: a recipe file of a launcher that `catalogue new --from-sparkrun` reads (sparkrun v1)

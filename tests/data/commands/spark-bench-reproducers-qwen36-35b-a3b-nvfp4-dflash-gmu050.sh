@@ -1,0 +1,7 @@
+# my-other-github-account/spark-bench-reproducers qwen36-35b-a3b-dflash-spark/submission/headline.json at commit 19f08389c8e736b453c029f1f066ddb958961899
+# (https://github.com/my-other-github-account/spark-bench-reproducers/blob/19f08389c8e736b453c029f1f066ddb958961899/qwen36-35b-a3b-dflash-spark/submission/headline.json):
+# its engineFlags.commandSnippet, the launch of the folder's submission (gpu-memory-utilization 0.50), as written.
+# Started in a container as the folder's README quick start runs the image.
+docker run --rm -d --name qwen36-35b-a3b-dflash --runtime=nvidia --gpus all --network=host -v ~/models:/models:ro \
+  qwen36-35b-a3b-dflash-spark \
+  vllm serve /models/Qwen3.6-35B-A3B-NVFP4 --served-model-name qwen36-35b-a3b --host 0.0.0.0 --port 8000 --tensor-parallel-size 1 --gpu-memory-utilization 0.50 --max-model-len 262144 --max-num-batched-tokens 4096 --max-num-seqs 1 --trust-remote-code --load-format fastsafetensors --attention-backend flash_attn --enable-prefix-caching --speculative-config '{"method":"dflash","num_speculative_tokens":15,"model":"/models/Qwen3.6-35B-A3B-DFlash"}' --seed 0
