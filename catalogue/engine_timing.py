@@ -15,12 +15,11 @@ not judge such a level's latencies (catalogue.regression)."""
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Protocol
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt
 
+from catalogue.prometheus import samples
 from catalogue.strict import Strict
 
 TTFT = "vllm:time_to_first_token_seconds"
@@ -30,7 +29,6 @@ BURST = 0.8
 """Client TPOT below this share of the engine's: the tokens arrived in bursts. Measured on the tiny CPU server
 (8 requests a level): steady levels agree within 1-3 % (c1 2.223 ms at the client, 2.211 ms on the engine's clock);
 a level whose first tokens reached the client 21 ms late read 1.461 against 2.591 (0.56)."""
-_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{[^}]*\})?\s+(?P<value>\S+)")
 
 
 def wanted(line: str) -> bool:
@@ -41,17 +39,9 @@ def wanted(line: str) -> bool:
 def parse_sums(text: str) -> dict[str, float]:
     """{'<histogram>_sum' | '<histogram>_count': value summed over engines and labels} of the histograms read here."""
     out: dict[str, float] = {}
-    for line in text.splitlines():
-        match = _SAMPLE.match(line)
-        if not match or not wanted(match["name"]):
-            continue
-        try:
-            value = float(match["value"])
-        except ValueError:
-            continue
-        if not math.isfinite(value) or value < 0:  # a server's text is untrusted: no NaN, infinity or negative sum
-            continue
-        out[match["name"]] = out.get(match["name"], 0.0) + value
+    for sample in samples(text):  # untrusted text: NaN, infinite and negative values are skipped there
+        if wanted(sample.name):
+            out[sample.name] = out.get(sample.name, 0.0) + sample.value
     return out
 
 

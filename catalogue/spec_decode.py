@@ -9,16 +9,14 @@ drafts (the bonus token counted): the same definitions here."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt
 
+from catalogue.prometheus import samples
 from catalogue.strict import Strict
 
 PREFIX = "vllm:spec_decode_num_"
-_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)")
-_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
 @dataclass(frozen=True)
@@ -37,19 +35,18 @@ def parse_counters(text: str) -> Counters | None:
     totals = {"drafts": 0.0, "draft_tokens": 0.0, "accepted_tokens": 0.0}
     per_pos: dict[int, float] = {}
     seen = False
-    for line in text.splitlines():
-        match = _SAMPLE.match(line)
-        if not match or not match["name"].startswith(PREFIX) or not match["name"].endswith("_total"):
+    for sample in samples(text):
+        if not sample.name.startswith(PREFIX) or not sample.name.endswith("_total"):
             continue
-        kind = match["name"][len(PREFIX) : -len("_total")]
-        value = float(match["value"])
+        kind = sample.name[len(PREFIX) : -len("_total")]
         if kind == "accepted_tokens_per_pos":
-            labels = dict(_LABEL.findall(match["labels"] or ""))
-            pos = int(labels.get("position", "0"))
-            per_pos[pos] = per_pos.get(pos, 0.0) + value
+            position = sample.labels.get("position", "0")
+            if not position.isdigit():
+                continue
+            per_pos[int(position)] = per_pos.get(int(position), 0.0) + sample.value
             seen = True
         elif kind in totals:
-            totals[kind] += value
+            totals[kind] += sample.value
             seen = True
     if not seen:
         return None
