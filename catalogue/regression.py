@@ -111,7 +111,21 @@ def comparable(runs: list[BenchmarkRun], run: BenchmarkRun) -> list[BenchmarkRun
 def window(runs: list[BenchmarkRun], run: BenchmarkRun, size: int = WINDOW) -> list[BenchmarkRun]:
     """Up to `size` comparable runs measured on the machine in the same state (catalogue.machine_speed), oldest
     first."""
-    return [r for r in comparable(runs, run) if other_state(run, r) is None][-size:]
+    return _split_by_state(runs, run, size)[0]
+
+
+def _split_by_state(runs: list[BenchmarkRun], run: BenchmarkRun, size: int) -> tuple[list[BenchmarkRun], list[str]]:
+    """(the window, why each of the `size` newest comparable runs in another machine state was left out)."""
+    kept, left_out = [], []
+    for position, earlier in enumerate(reversed(comparable(runs, run))):
+        why = other_state(run, earlier)
+        if why is None:
+            kept.append(earlier)
+        elif position < size:
+            left_out.append(why)
+        if len(kept) == size:
+            break
+    return kept[::-1], left_out[::-1]
 
 
 def baseline(runs: list[BenchmarkRun], run: BenchmarkRun) -> BenchmarkRun | None:
@@ -257,15 +271,15 @@ def _once(name: str, metric: Metric, values: list[float], b: float, band: Regres
     if metric.higher_is_better:
         low, high = band.throughput_ratio, 1 / band.throughput_ratio
         if b < a * low:
-            return _few(Change(name, metric, a, b, True, f"{low:g}x{of}{noise}"), values, b < a * low**2, band)
+            return _few(Change(name, metric, a, b, True, f"{low:g}x{of}{noise}"), b < a * low**2)
         if b > a * high:
-            return _few(Change(name, metric, a, b, False, f"{high:.2f}x{of}{noise}"), values, b > a * high**2, band)
+            return _few(Change(name, metric, a, b, False, f"{high:.2f}x{of}{noise}"), b > a * high**2)
         return None
     high, low = band.latency_ratio, 1 / band.latency_ratio
     if b > a * high:
-        return _few(Change(name, metric, a, b, True, f"{high:g}x{of}{noise}"), values, b > a * high**2, band)
+        return _few(Change(name, metric, a, b, True, f"{high:g}x{of}{noise}"), b > a * high**2)
     if b < a * low:
-        return _few(Change(name, metric, a, b, False, f"{low:.2f}x{of}{noise}"), values, b < a * low**2, band)
+        return _few(Change(name, metric, a, b, False, f"{low:.2f}x{of}{noise}"), b < a * low**2)
     return None
 
 
@@ -278,7 +292,7 @@ def _beyond_each(metric: Metric, values: list[float], b: float, band: Regression
     return b > max(values) * band.latency_ratio or b < min(values) / band.latency_ratio
 
 
-def _few(change: Change, values: list[float], beyond_squared: bool, band: RegressionBand) -> Change:
+def _few(change: Change, beyond_squared: bool) -> Change:
     """A change inside the squared band is not confirmed on one run ('run again'); see _repeated."""
     if beyond_squared:
         return change
@@ -357,8 +371,7 @@ class Report:
 
 def report(runs: list[BenchmarkRun], run: BenchmarkRun, band: RegressionBand) -> Report:
     """`run` against its baseline among `runs`."""
-    left_out = [why for r in comparable(runs, run)[-WINDOW:] if (why := other_state(run, r))]
-    earlier = window(runs, run)
+    earlier, left_out = _split_by_state(runs, run, WINDOW)
     if not earlier:
         return Report(run, None, [], [], left_out=left_out)
     found = rows(earlier, run, band)
