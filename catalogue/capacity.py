@@ -246,7 +246,7 @@ def result(
         achieved = (level.kept_up_rps or level.achieved_rps) if level else None
         if mean_e2e is not None:
             in_flight = round((achieved or lo.rate) * mean_e2e / 1000, 2)
-    decided = decided_interval(points) if confidence is not None or sampled else None
+    decided = decided_interval(points) if sampled else None
     return Capacity(
         rps=lo.rate if lo else None,
         upper_rps=hi.rate if hi else None,

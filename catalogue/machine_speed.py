@@ -36,7 +36,10 @@ def calibrations(run: BenchmarkRun) -> list[tuple[float, float]] | None:
 def apart(run: BenchmarkRun, earlier: BenchmarkRun) -> float | None:
     """How far apart the two runs' closest calibrations are on the host where that is furthest, as a ratio ≥ 1
     (1.0: their readings overlap); None when either has none or their hosts differ in number."""
-    new, old = calibrations(run), calibrations(earlier)
+    return _apart(calibrations(run), calibrations(earlier))
+
+
+def _apart(new: list[tuple[float, float]] | None, old: list[tuple[float, float]] | None) -> float | None:
     if new is None or old is None or len(new) != len(old):
         return None
     return max(max(1.0, a_lo / b_hi, b_lo / a_hi) for (a_lo, a_hi), (b_lo, b_hi) in zip(new, old))
@@ -44,10 +47,10 @@ def apart(run: BenchmarkRun, earlier: BenchmarkRun) -> float | None:
 
 def other_state(run: BenchmarkRun, earlier: BenchmarkRun) -> str | None:
     """Why `earlier` was measured with the machine in another state, or None (alike, or not known)."""
-    ratio = apart(run, earlier)
+    new, old = calibrations(run), calibrations(earlier)
+    ratio = _apart(new, old)
     if ratio is None or ratio <= MACHINE_RATIO:
         return None
-    new, old = calibrations(run), calibrations(earlier)
     assert new is not None and old is not None
     pairs = "; ".join(f"{_span(a)} vs {_span(b)} ms" for a, b in zip(new, old))
     return f"{earlier.stamp}: the machine's CPU calibrations were {ratio:.2f}x apart ({pairs})"
