@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Strict(BaseModel):
-    """Base for every file model: unknown keys are errors, values are immutable."""
+    """Base for every file model: unknown keys are errors, values are immutable, and a number is a finite number (a
+    run file is untrusted: an infinite calibration or engine TPOT would silence the regression check)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)

@@ -79,3 +79,26 @@ def test_the_probe_times_every_cpu_hashing_at_once(monkeypatch):
     assert hashed == [passport_probe.CALIBRATION_MIB << 20] * 3 * passport_probe.CALIBRATION_ROUNDS
     monkeypatch.undo()
     assert passport_probe.calibration_ms() > 0  # and for real, on this machine
+
+
+def test_an_infinite_calibration_in_a_run_file_is_refused_in_one_line(tmp_path, repo):
+    """A run file is untrusted: an infinite calibration would put every other run in 'another machine state' and
+    silence the regression check. The loader refuses it, naming the file and the field."""
+    import json
+    import shutil
+
+    from catalogue.errors import CatalogueError
+    from catalogue.loading import load_entry
+
+    folder = tmp_path / "tiny-cpu-docker"
+    shutil.copytree(repo / "examples" / "tiny-cpu-docker", folder)
+    path = next((folder / "runs").glob("*.json"))
+    data = json.loads(path.read_text())
+    data["provenance"]["hosts"][0]["passport"]["before"]["calibration_ms"] = float("inf")
+    path.write_text(json.dumps(data))
+    with pytest.raises(CatalogueError) as refused:
+        load_entry(folder)
+    assert str(refused.value) == (
+        f"{path}: provenance.measured.hosts[0].passport.before.calibration_ms: Input should be a finite number "
+        "(got inf)"
+    )
