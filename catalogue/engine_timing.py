@@ -15,6 +15,7 @@ not judge such a level's latencies (catalogue.regression)."""
 
 from __future__ import annotations
 
+import math
 from typing import Protocol
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt
@@ -60,20 +61,26 @@ class EngineTiming(Strict):
 
 def timing(before: str, after: str) -> EngineTiming | None:
     """The level's server-side timing from the /metrics text before and after it; None when the server exports
-    neither histogram, or a counter went backwards (a restart in between)."""
+    neither histogram, a counter went backwards (a restart in between) or a figure is not finite (overflowed)."""
     first, last = parse_sums(before), parse_sums(after)
     if not last:
         return None
     delta = {key: last[key] - first.get(key, 0.0) for key in last}
     if any(value < 0 for value in delta.values()):
         return None
+    if not all(math.isfinite(value) for value in delta.values()):
+        return None  # sums that overflowed: nothing a server really measured
     requests = round(delta.get(f"{TTFT}_count", 0.0))
     finished = round(delta.get(f"{TPOT}_count", 0.0))
+    ttft = 1000 * delta[f"{TTFT}_sum"] / requests if requests and f"{TTFT}_sum" in delta else None
+    tpot = 1000 * delta[f"{TPOT}_sum"] / finished if finished and f"{TPOT}_sum" in delta else None
+    if any(value is not None and not math.isfinite(value) for value in (ttft, tpot)):
+        return None
     return EngineTiming(
         requests=requests,
-        ttft_ms=1000 * delta[f"{TTFT}_sum"] / requests if requests and f"{TTFT}_sum" in delta else None,
+        ttft_ms=ttft,
         finished=finished,
-        tpot_ms=1000 * delta[f"{TPOT}_sum"] / finished if finished and f"{TPOT}_sum" in delta else None,
+        tpot_ms=tpot,
     )
 
 

@@ -253,4 +253,6 @@ def read_each(plan: Plan) -> tuple[dict[str, Passport], list[str]]:
             found[host.name] = read_passport(plan, host)
         except (PassportUnread, OSError, subprocess.SubprocessError) as exc:
             failed.append(str(exc))
+        except ValueError as exc:  # the probe ran in the recipe's image: its output is untrusted (bad JSON, values)
+            failed.append(f"{host.name}: the passport probe's output does not read: {str(exc).splitlines()[0]}")
     return found, failed

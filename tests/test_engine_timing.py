@@ -108,3 +108,16 @@ def test_a_servers_nonsense_is_left_out_not_recorded():
     assert parse_sums(hostile) == {"vllm:request_time_per_output_token_seconds_count": 3.0}
     found = timing("", hostile)
     assert found is not None and found.ttft_ms is None and found.tpot_ms is None and found.requests == 0
+
+
+def test_sums_that_overflow_give_no_timing():
+    """A hostile server's sums near the float limit: two label sets add up to infinity, or the mean overflows when
+    turned into milliseconds. The level records no engine timing rather than stopping the sweep."""
+    twice = "\n".join(
+        f'vllm:request_time_per_output_token_seconds_sum{{engine="{i}"}} 1e308\n'
+        f'vllm:request_time_per_output_token_seconds_count{{engine="{i}"}} 1'
+        for i in (0, 1)
+    )
+    assert timing("", twice) is None
+    one = "vllm:request_time_per_output_token_seconds_sum 1e306\nvllm:request_time_per_output_token_seconds_count 1"
+    assert timing("", one) is None

@@ -248,3 +248,8 @@ def test_each_percentile_states_its_interval_or_that_it_has_none(capacity_entry)
     assert "95 % interval from 150 requests (order statistics)" in page
     assert "20 requests are too few to bound a p95" in page
     assert "[" not in table[2][p95]  # a level without per-request data: the figure as the tool gave it
+
+
+def test_a_capacity_too_small_to_mean_anything_is_said_not_overflowed():
+    """A run file is untrusted: 1e-308 req/s made the rounding scale overflow and stopped the whole build."""
+    assert capacity_headline.rate_floor(1e-308) == "1.0e-308"

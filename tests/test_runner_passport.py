@@ -132,3 +132,21 @@ def test_a_host_that_cannot_be_read_is_one_line_not_a_crash():
     found, failed = read_each(make_plan(entry, hosts=[gone]))
     assert found == {} and len(failed) == 1
     assert failed[0].startswith("host gone: the passport probe failed: ") and "\n" not in failed[0]
+
+
+def test_a_probe_output_that_does_not_read_is_a_line_not_a_crash(monkeypatch):
+    """The probe runs in the recipe's image: output that is not JSON, or a value the passport refuses (a calibration
+    of 'x' or NaN), is one line for the run's notes, as an unreachable host is."""
+    import runner.passport as passport
+    from catalogue.loading import load_entry
+    from runner.plan import make_plan
+
+    entry = load_entry(Path(__file__).resolve().parents[1] / "examples" / "tiny-cpu-docker")
+
+    def refuses(plan, host):
+        raise ValueError("1 validation error for Passport\ncalibration_ms\n  Input should be a finite number")
+
+    monkeypatch.setattr(passport, "read_passport", refuses)
+    found, failed = passport.read_each(make_plan(entry))
+    assert found == {} and len(failed) == 1 and "\n" not in failed[0]
+    assert failed[0].endswith("the passport probe's output does not read: 1 validation error for Passport")

@@ -22,6 +22,8 @@ def rate_floor(value: float) -> str:
     never claim more than the search measured ('2.875' -> '2.8', '12.7' -> '12', '0.257' -> '0.25')."""
     if value >= 10:
         return f"{math.floor(value):,}"
+    if value < 1e-6:  # no server is measured at a request a week; a run file is untrusted: say it, not overflow
+        return f"{value:.1e}"
     scale = 10 ** (1 - math.floor(math.log10(value)))
     return f"{math.floor(value * scale + 1e-9) / scale:g}"
 
