@@ -77,6 +77,13 @@ class Figures(Strict):
         description="The GPUs during the level's benchmark window (sampled every second) and its energy; null: the "
         "runner did not sample (an imported run, or one measured before the sampler).",
     )
+    calibration_ms: list[PositiveFloat] | None = Field(
+        None,
+        min_length=2,
+        max_length=2,
+        description="The machine's CPU calibration on the client's host just before and just after the level, ms "
+        "(the passport's probe: every CPU hashing at once); null: not taken (an imported run, or one measured before).",
+    )
 
 
 class LevelResult(Figures):

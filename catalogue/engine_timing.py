@@ -11,7 +11,12 @@ A client cannot receive a request's tokens faster, on average, than the engine p
 somewhere and released together. So when the client's mean TPOT is below `BURST` of the engine's, the tokens reached
 the client in bursts: the client, or the API server between it and the engine, stalled during the level, and its
 client-side latencies measure that stall rather than the serving. The regression check does
-not judge such a level's latencies (catalogue.regression)."""
+not judge such a level's latencies (catalogue.regression).
+
+The /metrics text is the server's, so the recipe's image writes it: an engine TPOT that no request of the level could
+have had is not believed. The engine's first-to-last-token span of a request lies inside the client's send-to-last-
+token time, so its mean gap cannot exceed the client's mean E2E ÷ (output tokens − 1), the output tokens per request
+read from the level's throughput and window; `SLACK` allows for output lengths that vary."""
 
 from __future__ import annotations
 
@@ -84,9 +89,29 @@ def timing(before: str, after: str) -> EngineTiming | None:
     )
 
 
-def burst_delivery(client_tpot_ms: float | None, engine: EngineTiming | None) -> str | None:
-    """Why a level's client-side latencies are not the server's (its tokens arrived in bursts), or None."""
+SLACK = 2.0
+"""How far above the client's mean E2E ÷ (output tokens − 1) an engine TPOT may be before it is not believed."""
+
+
+def plausible(engine: EngineTiming, e2e_ms: float | None, tokens_per_request: float | None) -> bool:
+    """Whether the engine's mean TPOT fits inside the client's mean request time (see the module's text)."""
+    if engine.tpot_ms is None or e2e_ms is None:
+        return True
+    gaps = max(1.0, (tokens_per_request or 2.0) - 1)
+    return engine.tpot_ms <= SLACK * e2e_ms / gaps
+
+
+def burst_delivery(
+    client_tpot_ms: float | None,
+    engine: EngineTiming | None,
+    e2e_ms: float | None = None,
+    tokens_per_request: float | None = None,
+) -> str | None:
+    """Why a level's client-side latencies are not the server's (its tokens arrived in bursts), or None; an engine
+    TPOT the client's E2E rules out (`plausible`) says nothing."""
     if client_tpot_ms is None or engine is None or not engine.tpot_ms:
+        return None
+    if not plausible(engine, e2e_ms, tokens_per_request):
         return None
     if client_tpot_ms >= BURST * engine.tpot_ms:
         return None
@@ -97,15 +122,27 @@ def burst_delivery(client_tpot_ms: float | None, engine: EngineTiming | None) ->
 
 
 class _Timed(Protocol):
-    """A level with the client's TPOT distribution and the engine's timing (catalogue.benchmark.Figures)."""
+    """A level with the client's latency distributions, its window and the engine's timing (catalogue.benchmark)."""
 
     @property
     def tpot_ms(self) -> object: ...
     @property
+    def e2e_ms(self) -> object: ...
+    @property
     def engine(self) -> EngineTiming | None: ...
+    @property
+    def generation_tps(self) -> float | None: ...
+    @property
+    def duration_s(self) -> float | None: ...
+    @property
+    def completed(self) -> int | None: ...
 
 
 def level_bursts(level: _Timed) -> str | None:
     """Why a level's client-side latencies measured a stall between engine and client, not the serving, or None."""
     tpot = getattr(level.tpot_ms, "mean", None)
-    return burst_delivery(tpot, level.engine)
+    e2e = getattr(level.e2e_ms, "mean", None)
+    tokens = None
+    if level.generation_tps and level.duration_s and level.completed:
+        tokens = level.generation_tps * level.duration_s / level.completed
+    return burst_delivery(tpot, level.engine, e2e, tokens)

@@ -6,7 +6,11 @@ about the server, and the regression check does not compare them.
 
 Measured on this two-CPU virtual machine: idle 9.8-10.0 ms (host Python and the vLLM CPU image alike); one CPU kept
 busy by another process 14.4-16.0 ms; both 23.9 ms. Within one 45 s refresh the readings were 11.9 before and 5.2
-after: the machine's speed moves within minutes, so a single reading decides nothing, and the closest pair does."""
+after: the machine's speed moves within minutes, so a single reading decides nothing, and the closest pair does.
+
+So the client also takes the calibration just before and just after every level (runner/driver.py, `calibration_ms`
+of the level): a level whose own two readings are MACHINE_RATIO apart ran while the machine changed speed and is not
+judged, and an earlier run's level is compared with it only when their closest readings are within MACHINE_RATIO."""
 
 from __future__ import annotations
 
@@ -59,3 +63,31 @@ def other_state(run: BenchmarkRun, earlier: BenchmarkRun) -> str | None:
 def _span(pair: tuple[float, float]) -> str:
     lo, hi = pair
     return f"{lo:g}" if lo == hi else f"{lo:g}–{hi:g}"
+
+
+def _level_span(level: object) -> tuple[float, float] | None:
+    found = getattr(level, "calibration_ms", None)
+    if not found:
+        return None
+    return float(min(found)), float(max(found))
+
+
+def unsteady(level: object) -> str | None:
+    """Why a level ran while the machine changed speed (its own readings MACHINE_RATIO apart), or None."""
+    span = _level_span(level)
+    if span is None or span[1] <= MACHINE_RATIO * span[0]:
+        return None
+    return f"the machine's speed changed during the level (CPU calibration {span[0]:g} and {span[1]:g} ms)"
+
+
+def level_apart(level: object, earlier: object) -> float | None:
+    """How far apart two levels' closest calibrations are, as a ratio ≥ 1; None when either took none."""
+    new, old = _level_span(level), _level_span(earlier)
+    return None if new is None or old is None else _apart([new], [old])
+
+
+def same_level_state(level: object, earlier: object) -> bool:
+    """Whether an earlier run's level may be compared with this one: their readings are within MACHINE_RATIO, or
+    either has none (its run's readings decided, `other_state`)."""
+    ratio = level_apart(level, earlier)
+    return ratio is None or ratio <= MACHINE_RATIO

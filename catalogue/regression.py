@@ -2,14 +2,9 @@
 the same workload, topology and hardware (ordered by when they were measured), with what differs between the run and
 the newest of them.
 
-A figure has changed when it leaves the recipe's ratio band around that median (PyTorch's vLLM regression report:
-throughput below 0.8x, latency above 1.2x; `sweep.regression`), leaves it around every earlier run of the window as
-well (beyond the worst run's figure by the band: a violation against each, not only their median), and, once the
-window holds three runs or more, also lies further than three scaled median absolute deviations of those runs from
-the median: the run-to-run spread, never the spread of requests within one run. Inside the squared band (0.64x,
-1.44x) a change counts only when it repeats: the run before it was out of the band the same way. A slow drift whose
-steps each stay inside that spread is caught against the window's oldest run (two bands: 0.64x, 1.44x) when the
-newest earlier run was already that far. A tail percentile is judged only from enough requests to be more than their
+A figure has changed by the band rules of catalogue.regression_rules: out of the recipe's ratio band around the
+median, out of the band of most of the window's runs, beyond three MADs of them, repeated when inside the squared band,
+or a drift against the oldest run. A tail percentile is judged only from enough requests to be more than their
 maximum, and a latency only from a level whose tokens reached the client as the engine made them
 (catalogue.engine_timing: not in bursts). The runner prints the report after a refresh; the recipe page marks the
 regressed runs in its history."""
@@ -21,9 +16,10 @@ from dataclasses import dataclass, field
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.engine_timing import level_bursts
-from catalogue.machine_speed import other_state
+from catalogue.machine_speed import other_state, same_level_state, unsteady
 from catalogue.metrics import BY_NAME, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
+from catalogue.regression_rules import Change, agreeing, outside
 from catalogue.regression_samples import within_sampling_noise
 from catalogue.run_differences import differences
 
@@ -36,47 +32,6 @@ TIMED = frozenset({"prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", 
 """The figures read off the client's clock per request: not judged from a level whose tokens arrived in bursts."""
 WINDOW = 5
 """How many earlier comparable runs the baseline's median takes."""
-MAD_K = 3.0
-"""A change must also exceed this many scaled median absolute deviations of the window (when it has 3+ runs)."""
-MAD_SCALE = 1.4826
-"""MAD to a standard deviation for normally distributed figures."""
-MIN_RUNS = 3
-"""Earlier runs needed for their run-to-run spread; with fewer, only a change beyond the squared ratio band (0.64x,
-1.44x) is called a regression, and one inside it is 'not confirmed'."""
-
-
-@dataclass(frozen=True)
-class Change:
-    """One figure of one level outside its noise band."""
-
-    level: str
-    """`c4`, or `ctx256` for a long-context level."""
-    metric: Metric
-    before: float
-    after: float
-    regressed: bool
-    band: str
-    """The band it left: '0.8x' or '± 2σ (12.3)'."""
-    confirmed: bool = True
-    """False: outside the ratio band, but with fewer than MIN_RUNS earlier runs (no run-to-run spread to judge it
-    by) and inside the squared band: worth a second run, not an alarm."""
-
-    @property
-    def outcome(self) -> str:
-        """'regressed', 'improved' or 'not confirmed'."""
-        if not self.confirmed:
-            return "not confirmed"
-        return "regressed" if self.regressed else "improved"
-
-    def line(self) -> str:
-        """'c4 Generation: 210.5 → 140.2 tok/s (0.67x; band 0.8x)'."""
-        ratio = self.after / self.before if self.before else float("inf")
-        unit = f" {self.metric.unit}" if self.metric.unit else ""
-        word = self.outcome if self.confirmed else f"{'slower' if self.regressed else 'faster'}, not confirmed"
-        return (
-            f"{word}: {self.level} {self.metric.label}: {self.before:,.1f} → {self.after:,.1f}{unit} "
-            f"({ratio:.2f}x; band {self.band})"
-        )
 
 
 def _hardware(run: BenchmarkRun) -> tuple[object, ...]:
@@ -164,6 +119,10 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
     old_levels = [_levels(run) for run in earlier]
     for name, new in _levels(after).items():
         burst = level_bursts(new)
+        alike = [lv for lv in old_levels if name not in lv or same_level_state(new, lv[name])]
+        if state := _state_unjudged(new, len(alike) < len(old_levels) and not any(name in lv for lv in alike)):
+            out += [Row(name, BY_NAME[m], None, None, "not enough data", state, withheld=True) for m in COMPARED]
+            continue
         for metric in (BY_NAME[m] for m in COMPARED):
             if metric.name == "ttft_p99_ms" and (why := p99_withheld(new)):
                 out.append(Row(name, metric, None, None, "not enough data", why, withheld=True))
@@ -176,7 +135,7 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
                 continue
             olds = [
                 lv[name]
-                for lv in old_levels
+                for lv in alike
                 if name in lv
                 and metric.get(lv[name]) is not None
                 and not (metric.name in TIMED and level_bursts(lv[name]))
@@ -186,7 +145,8 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
                 out.append(Row(name, metric, None, float(b), "not enough data", "no earlier run has it"))
                 continue
             row = _row(name, metric, values, float(b), band)
-            if row.change is not None and (why := within_sampling_noise(metric, new, olds)):
+            read = [olds[i] for i in agreeing(metric, values, band)]  # not one far-off run file
+            if row.change is not None and (why := within_sampling_noise(metric, new, read)):
                 row = Row(name, metric, row.median, row.value, "within noise", why)
             out.append(row)
     capacity = _capacity(earlier, after, band)
@@ -194,8 +154,17 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
     return out
 
 
+def _state_unjudged(new: LevelResult, none_alike: bool) -> str | None:
+    """Why no figure of a level is judged for the machine's state (catalogue.machine_speed), or None."""
+    if shaken := unsteady(new):
+        return shaken
+    if none_alike:
+        return "every earlier run measured this level with the machine in another state (CPU calibration)"
+    return None
+
+
 def _row(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Row:
-    change = _outside(name, metric, values, b, band)
+    change = outside(name, metric, values, b, band)
     median = statistics.median(values)
     if change is None:
         return Row(name, metric, median, b, "within noise")
@@ -226,90 +195,9 @@ def _capacity(earlier: list[BenchmarkRun], after: BenchmarkRun, band: Regression
         if r.slo is not None and r.slo.key == slo.key and r.capacity is not None and r.capacity.rps
     ]
     change = (
-        _outside(f"under {slo.describe()}", CAPACITY, [float(v) for v in values], new_cap.rps, band) if values else None
+        outside(f"under {slo.describe()}", CAPACITY, [float(v) for v in values], new_cap.rps, band) if values else None
     )
     return [change] if change else []
-
-
-def _outside(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
-    return _against_median(name, metric, values, b, band) or _drift(name, metric, values, b, band)
-
-
-def _drift(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
-    """Worse than the window's oldest run by two bands (0.64x, 1.44x), and the newest earlier run already was: a
-    drift whose steps each stay in the noise, seen twice in a row (one noisy run is not a drift)."""
-    if len(values) < 3 or not values[0]:
-        return None
-    first, last = values[0], values[-1]
-    if metric.higher_is_better and b < first * band.throughput_ratio**2 and last < first * band.throughput_ratio**2:
-        return Change(
-            name, metric, first, b, True, f"drift: {band.throughput_ratio**2:.2f}x of the oldest of {len(values)} runs"
-        )
-    if not metric.higher_is_better and b > first * band.latency_ratio**2 and last > first * band.latency_ratio**2:
-        return Change(
-            name, metric, first, b, True, f"drift: {band.latency_ratio**2:.2f}x of the oldest of {len(values)} runs"
-        )
-    return None
-
-
-def _against_median(
-    name: str, metric: Metric, values: list[float], b: float, band: RegressionBand, repeat: bool = True
-) -> Change | None:
-    found = _once(name, metric, values, b, band)
-    if repeat and (found is None or not found.confirmed):
-        return _repeated(name, metric, values, b, band) or found
-    return found
-
-
-def _once(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
-    a = statistics.median(values)
-    spread = MAD_SCALE * statistics.median([abs(v - a) for v in values]) if len(values) >= 3 else 0.0
-    if abs(b - a) <= MAD_K * spread or not _beyond_each(metric, values, b, band):
-        return None
-    of = f" of the median of {len(values)} runs" if len(values) > 1 else ""
-    noise = f", beyond {MAD_K:g}×MAD ({MAD_K * spread:,.1f})" if spread else ""
-    if metric.higher_is_better:
-        low, high = band.throughput_ratio, 1 / band.throughput_ratio
-        if b < a * low:
-            return _few(Change(name, metric, a, b, True, f"{low:g}x{of}{noise}"), b < a * low**2)
-        if b > a * high:
-            return _few(Change(name, metric, a, b, False, f"{high:.2f}x{of}{noise}"), b > a * high**2)
-        return None
-    high, low = band.latency_ratio, 1 / band.latency_ratio
-    if b > a * high:
-        return _few(Change(name, metric, a, b, True, f"{high:g}x{of}{noise}"), b > a * high**2)
-    if b < a * low:
-        return _few(Change(name, metric, a, b, False, f"{low:.2f}x{of}{noise}"), b < a * low**2)
-    return None
-
-
-def _beyond_each(metric: Metric, values: list[float], b: float, band: RegressionBand) -> bool:
-    """Outside the band of every earlier run, not only of their median: worse (or better) than the window's worst
-    (best) run by the ratio. A window's runs spread as far as its noise does; a figure within that spread widened
-    by the band is noise, whatever a scale estimated from three to five runs says."""
-    if metric.higher_is_better:
-        return b < min(values) * band.throughput_ratio or b > max(values) / band.throughput_ratio
-    return b > max(values) * band.latency_ratio or b < min(values) / band.latency_ratio
-
-
-def _few(change: Change, beyond_squared: bool) -> Change:
-    """A change inside the squared band is not confirmed on one run ('run again'); see _repeated."""
-    if beyond_squared:
-        return change
-    return Change(change.level, change.metric, change.before, change.after, change.regressed, change.band, False)
-
-
-def _repeated(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Change | None:
-    """Two runs in a row out of the band the same way, each against the runs before the first of them (three or
-    more): a step that stays, confirmed although each run alone lies inside the squared band."""
-    if len(values) <= MIN_RUNS:
-        return None
-    base = values[:-1]
-    first = _against_median(name, metric, base, values[-1], band, repeat=False)
-    second = _against_median(name, metric, base, b, band, repeat=False)
-    if first is None or second is None or first.regressed != second.regressed:
-        return None
-    return Change(name, metric, second.before, b, second.regressed, f"{second.band}, twice in a row")
 
 
 @dataclass(frozen=True)

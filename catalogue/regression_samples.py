@@ -5,17 +5,25 @@ of a handful of requests does not raise an alarm. They never flag anything on th
 - A TTFT p99 changes only when its 95 % order-statistic interval clears every earlier run's.
 - A mean latency (TTFT, ITL, E2E) changes only when it lies more than Z standard errors from every earlier run's
   mean (Welch: the standard error of a difference of two means, each std / sqrt(n)). Z = 3 is about 99.7 % two-sided
-  for normal means; inter-token gaps within one request are not independent, so it is generous to the alarm."""
+  for normal means; inter-token gaps within one request are not independent, so it is generous to the alarm.
+
+A run file is untrusted input: the earlier runs read here are those the band rules read (catalogue.regression_rules:
+with three runs or more, none whose figure is far from the window's median), a standard deviation no n non-negative
+samples can have (above mean × sqrt(n)) is not read, and with three runs or more neither is one above STD_OUTLIER
+times the window's median deviation. So one broken or hostile earlier run cannot veto every change."""
 
 from __future__ import annotations
 
 import math
+import statistics
 
 from catalogue.benchmark import LevelResult, Stats
 from catalogue.metrics import Metric
 
 Z = 3.0
 """Standard errors of the difference a mean must clear against every earlier run."""
+STD_OUTLIER = 4.0
+"""An earlier run whose standard deviation is this many times the window's median one is not read (3+ runs)."""
 MEANS = {"ttft_mean_ms": "ttft_ms", "itl_mean_ms": "itl_ms", "e2e_mean_ms": "e2e_ms"}
 """Mean latencies and the Stats they are the mean of."""
 
@@ -52,9 +60,21 @@ def _p99_overlap(new: LevelResult, olds: list[LevelResult]) -> str | None:
 
 
 def _sample(stats: Stats | None) -> tuple[float, float, int] | None:
+    """(mean, std, n) of a latency with per-request data; None without, or with a spread its n samples cannot have."""
     if stats is None or stats.mean is None or stats.std is None or not stats.n or stats.n < 2:
         return None
-    return float(stats.mean), float(stats.std), int(stats.n)
+    mean, std, n = float(stats.mean), float(stats.std), int(stats.n)
+    if std > mean * math.sqrt(n):  # the largest a std of n non-negative samples with this mean can be
+        return None
+    return mean, std, n
+
+
+def _usual(samples: list[tuple[float, float, int]]) -> list[tuple[float, float, int]]:
+    """The samples without a standard deviation far above the others' (three or more)."""
+    if len(samples) < 3:
+        return samples
+    typical = statistics.median(std for _mean, std, _n in samples)
+    return [s for s in samples if s[1] <= STD_OUTLIER * typical]
 
 
 def _means_close(field: str, new: LevelResult, olds: list[LevelResult]) -> str | None:
@@ -65,7 +85,7 @@ def _means_close(field: str, new: LevelResult, olds: list[LevelResult]) -> str |
     if mine is None or not theirs or any(t is None for t in theirs):
         return None
     mean, std, n = mine
-    for other in (t for t in theirs if t is not None):
+    for other in _usual([t for t in theirs if t is not None]):
         o_mean, o_std, o_n = other
         error = math.sqrt(std**2 / n + o_std**2 / o_n)
         if error and abs(mean - o_mean) < Z * error:

@@ -16,7 +16,9 @@ the saved raw result is that of the last attempt. One JSON line per finished job
 EVENTS.jsonl, with `ended_at` (seconds since the epoch when the client returned: the end of the benchmark window,
 which the runner's GPU sampler is cut to); a job with "metrics_url" carries vLLM's speculative-decoding counter lines
 and latency histogram sums and counts from the server's /metrics before and after its last attempt. A job with
-"parse_only" is only checked (the capacity search's probe, whose rate comes later).
+"parse_only" is only checked (the capacity search's probe, whose rate comes later). Each level's event also carries
+`calibration_ms`, the machine's CPU calibration (passport_probe.py, mounted beside this file) just before and just
+after its last attempt: the machine's state during that level (catalogue.machine_speed).
 With --more, the driver then reports `idle` and runs each `job {...}` line it reads until a line `end`:
 the capacity search decides each probe from the last one's result, in the same process.
 """
@@ -34,6 +36,9 @@ import threading
 import time
 import traceback
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from passport_probe import calibration_ms  # type: ignore[import-not-found]  # beside this file, here and in images
 
 MAX_ATTEMPTS = 4
 MAX_GROWTH = 16
@@ -131,6 +136,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
         add_cli_args(parser)
         args = parser.parse_args(argv[3:] + ([] if num_prompts is None else ["--num-prompts", str(num_prompts)]))
         job_start = time.monotonic()
+        calibration = [calibration_ms()]
         before = metrics_lines(job.get("metrics_url"))
         try:
             result = bench_main(args)
@@ -146,6 +152,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
             )
             return False
         after = metrics_lines(job.get("metrics_url"))
+        calibration.append(calibration_ms())
         duration = float(result.get("duration") or 0)
         if duration >= min_s or attempts >= MAX_ATTEMPTS or result.get("failed"):
             break
@@ -162,6 +169,7 @@ def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class
         failed=result.get("failed", 0),
         attempts=attempts,
         num_prompts=args.num_prompts,
+        calibration_ms=calibration,
         **({"metrics_before": before, "metrics_after": after} if before is not None and after is not None else {}),
     )
     return True

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from runner.plan import Plan
 
 DRIVER = Path(__file__).with_name("driver.py")
+PROBE = Path(__file__).with_name("passport_probe.py")
+"""Mounted beside the driver: its CPU calibration, taken around every level."""
 REPO = Path(__file__).resolve().parents[1]
 RAW_IN_CONTAINER = "/raw"
 SNAPSHOT_OUT = "flags-out"
@@ -68,7 +70,11 @@ def with_helpers(plan: Plan, client_extra: list[str]) -> Plan:
     client_mounts: list[tuple[str, str]] = []
     snapshot_mounts: list[tuple[str, str]] = []
     if plan.client == "image":
-        client_mounts = [(str(raw), RAW_IN_CONTAINER), (str(DRIVER), "/catalogue/driver.py")]
+        client_mounts = [
+            (str(raw), RAW_IN_CONTAINER),
+            (str(DRIVER), "/catalogue/driver.py"),
+            (str(PROBE), "/catalogue/passport_probe.py"),
+        ]
         client = [
             "docker",
             "run",
@@ -87,6 +93,8 @@ def with_helpers(plan: Plan, client_extra: list[str]) -> Plan:
             f"{raw}:{RAW_IN_CONTAINER}",
             "-v",
             f"{DRIVER}:/catalogue/driver.py:ro",
+            "-v",
+            f"{PROBE}:/catalogue/passport_probe.py:ro",
             "-e",
             "OPENAI_API_KEY",
             *client_extra,

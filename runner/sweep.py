@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +38,17 @@ def engine_timing(event: dict) -> EngineTiming | None:
     """A level's server-side timing from the histogram lines the client read around it; None when it read none."""
     before, after = event.get("metrics_before"), event.get("metrics_after")
     return None if before is None or after is None else timing(before, after)
+
+
+def calibrations(event: dict) -> list[float] | None:
+    """The machine's CPU calibration just before and after a level (the client's reading); None when it took none,
+    or not two positive finite numbers (the image's Python wrote them: untrusted)."""
+    found = event.get("calibration_ms")
+    if not isinstance(found, list) or len(found) != 2:
+        return None
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) and 0 < x < math.inf for x in found):
+        return None
+    return [float(x) for x in found]
 
 
 class ClientFailed(Exception):
@@ -138,7 +150,11 @@ class Sweep:
             raise ClientFailed(f"benchmark client failed at {name}: {event['error']}")
         raw = json.loads((self.plan.raw_dir / f"{name}.json").read_text())
         raw_name = f"{self.plan.stamp}/{name}.json"
-        read = {"spec_decode": spec_figures(event), "engine": engine_timing(event)}
+        read = {
+            "spec_decode": spec_figures(event),
+            "engine": engine_timing(event),
+            "calibration_ms": calibrations(event),
+        }
         read = {key: value for key, value in read.items() if value is not None}
         if job.rate is not None:
             rate = rate_level_from_raw(raw, raw_name, job.probe, self.limits)

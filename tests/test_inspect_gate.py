@@ -271,5 +271,10 @@ def test_inside_view_of_the_running_containers_is_exactly_what_the_policy_allowe
     assert s_names - names - {"HOSTNAME"} == recipe_env - names  # the image sets some of them itself
     c_caps, c_points, c_names, c_nnp = seen[client]
     assert c_caps & ~caps == 0 and c_nnp == "1"  # nothing beyond docker's defaults
-    assert c_points - points == {"/raw", "/catalogue/driver.py", "/root/.cache/huggingface/hub"}
+    assert c_points - points == {
+        "/raw",
+        "/catalogue/driver.py",
+        "/catalogue/passport_probe.py",
+        "/root/.cache/huggingface/hub",
+    }
     assert "AWS_SECRET_ACCESS_KEY" not in s_names | c_names and "OPENAI_API_KEY" in c_names

@@ -102,3 +102,33 @@ def test_an_infinite_calibration_in_a_run_file_is_refused_in_one_line(tmp_path, 
         f"{path}: provenance.measured.hosts[0].passport.before.calibration_ms: Input should be a finite number "
         "(got inf)"
     )
+
+
+def levels_calibrated(run, pairs: dict[int, tuple[float, float]]):
+    """The run with the client's calibration around each closed-loop level (by concurrency) set."""
+    levels = [
+        lv.model_copy(update={"calibration_ms": list(pairs[lv.concurrency])}) if lv.concurrency in pairs else lv
+        for lv in run.levels
+    ]
+    return run.model_copy(update={"levels": levels})
+
+
+def test_each_level_is_judged_against_earlier_levels_of_its_own_machine_state(tmp_path, repo):
+    """The no-change bench's shape: a refresh whose c1 ran while the machine gave 0.6x (its calibration 16 ms against
+    the earlier runs' 9.8) read 0.6x generation. Against levels measured at 9.8 ms that is not judged, and says why;
+    c2 and c4, calibrated alike, are judged (0.6x: regressed). A level whose own readings before and after are
+    1.5x apart (10 and 15 ms) is not judged either: the machine changed speed during it."""
+    runs = series(tmp_path, repo, [1.0, 1.0, 1.0, 0.6])
+    idle = {1: (9.8, 9.9), 2: (9.7, 10.0), 4: (9.8, 9.8)}
+    earlier = [levels_calibrated(run, idle) for run in runs[:3]]
+    new = levels_calibrated(runs[3], {1: (16.0, 16.4), 2: (9.9, 10.1), 4: (10.0, 15.0)})
+    found = report([*earlier, new], new, RegressionBand())
+    by_level = {(r.level, r.metric.name): r for r in found.rows}
+    assert by_level[("c1", "generation_tps")].outcome == "not enough data"
+    assert "another state (CPU calibration)" in by_level[("c1", "generation_tps")].why
+    assert by_level[("c2", "generation_tps")].outcome == "regressed"
+    c4 = by_level[("c4", "generation_tps")]
+    assert c4.outcome == "not enough data" and "speed changed during the level (CPU calibration 10 and 15 ms)" in c4.why
+    assert {c.level for c in found.regressions} == {"c2"}
+    alike = levels_calibrated(runs[3], idle)
+    assert {c.level for c in report([*earlier, alike], alike, RegressionBand()).regressions} == {"c1", "c2", "c4"}

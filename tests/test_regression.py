@@ -285,3 +285,39 @@ def test_a_mean_latency_changes_only_beyond_its_sampling_noise(tmp_path, repo):
     old, new = with_itl(before, 2.4, 300), with_itl(after, 3.7, 300)
     found = report([old, new], new, RegressionBand())
     assert {c.level for c in found.regressions if c.metric.name == "itl_mean_ms"} == {"c1", "c2", "c4"}
+
+
+def test_one_far_off_earlier_run_cannot_silence_the_check(tmp_path, repo):
+    """A hostile (or broken) run file in the window, 10x slower than the others, set the 'beyond every earlier run'
+    band for all of them: a 0.5x run was 'within noise'. With three runs or more, a run outside the squared band
+    around the median is not read one by one, and the 0.5x run is regressed again."""
+    runs = series(tmp_path, repo, [1.0, 1.02, 0.98, 0.1, 0.5])
+    found = report(runs, runs[-1], RegressionBand())
+    assert {c.level for c in found.regressions if c.metric.name == "generation_tps"} == {"c1", "c2", "c4"}
+    honest = series(tmp_path / "honest", repo, [1.0, 1.02, 0.98, 0.97, 0.9])
+    assert report(honest, honest[-1], RegressionBand()).regressions == []
+
+
+def test_one_earlier_run_with_an_impossible_spread_cannot_veto_a_mean(tmp_path, repo):
+    """The means veto read 'within 3 standard errors of an earlier run': one run file with std 1e12 (or 40x the
+    others') vetoed every change of the mean. A std above mean × sqrt(n) cannot come from n non-negative samples,
+    and with three runs or more one 4x the window's median std is not read."""
+    entry = slower_copy(tmp_path, repo, 1.0)
+    first = entry.runs[0]
+
+    def itl(day: int, mean: float, std: float):
+        levels = [
+            lv.model_copy(update={"itl_ms": lv.itl_ms.model_copy(update={"mean": mean, "std": std, "n": 300})})
+            for lv in first.levels
+        ]
+        return first.model_copy(update={"recorded_at": first.recorded_at + dt.timedelta(days=day), "levels": levels})
+
+    def itl_outcomes(runs):
+        rows = report(runs, runs[-1], RegressionBand()).rows
+        return {r.outcome for r in rows if r.metric.name == "itl_mean_ms" and not r.level.startswith("ctx")}
+
+    assert itl_outcomes([itl(1, 2.4, 1e12), itl(2, 3.7, 3.0)]) == {"regressed"}
+    wide = [itl(1, 2.4, 3.0), itl(2, 2.45, 3.0), itl(3, 2.35, 3.0), itl(4, 2.4, 40.0), itl(5, 3.7, 3.0)]
+    assert itl_outcomes(wide) == {"regressed"}
+    usual = [itl(1, 2.4, 3.0), itl(2, 2.45, 3.0), itl(3, 2.35, 9.0), itl(4, 2.4, 9.0), itl(5, 3.7, 3.0)]
+    assert itl_outcomes(usual) == {"within noise"}  # two runs of std 9 are the window's own spread: they veto
