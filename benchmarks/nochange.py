@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from benchmarks.synthetic import REPO
+from catalogue.benchmark import LevelResult
 from catalogue.loading import load_entry
 from catalogue.regression import report
 
@@ -45,7 +46,20 @@ def _judge(folder: Path, label: str) -> list[str]:
     lines += [f"  {change.line()}" for change in found.changes]
     lines += [f"  not judged: {row.level} {row.metric.label}: {row.why}" for row in found.rows if "bursts" in row.why]
     lines += [f"  left out: {why}" for why in found.left_out]
+    lines += [
+        f"  not judged: {row.level}: {row.why}"
+        for row in found.rows
+        if row.metric.name == "generation_tps" and "machine" in row.why
+    ]
+    lines.append("  levels: " + "; ".join(_level_line(lv) for lv in [*run.levels, *run.long_context]))
     return lines
+
+
+def _level_line(level: LevelResult) -> str:
+    """'c1 275 tok/s (CPU 9.8-9.9 ms)': each level's generation beside the machine's calibration around it."""
+    name = f"ctx{level.prompt_tokens}" if level.prompt_tokens else f"c{level.concurrency}"
+    cpu = "-".join(f"{x:g}" for x in level.calibration_ms) if level.calibration_ms else "not taken"
+    return f"{name} {level.generation_tps or 0:,.0f} tok/s (CPU {cpu} ms)"
 
 
 def bench_nochange(port: int) -> None:
