@@ -89,7 +89,7 @@ def timing(before: str, after: str) -> EngineTiming | None:
     )
 
 
-SLACK = 2.0
+SLACK = 1.25
 """How far above the client's mean E2E ÷ (output tokens − 1) an engine TPOT may be before it is not believed."""
 
 
@@ -144,5 +144,8 @@ def level_bursts(level: _Timed) -> str | None:
     e2e = getattr(level.e2e_ms, "mean", None)
     tokens = None
     if level.generation_tps and level.duration_s and level.completed:
-        tokens = level.generation_tps * level.duration_s / level.completed
+        try:
+            tokens = level.generation_tps * level.duration_s / level.completed
+        except OverflowError:  # a count no run has (a file refuses it; an image's raw result may not)
+            return None
     return burst_delivery(tpot, level.engine, e2e, tokens)

@@ -81,13 +81,34 @@ def parse_recipe(path: Path) -> Recipe:
         raise from_validation(path, exc, text) from None
 
 
+WHOLE_DIGITS = 15
+"""The most digits a whole number in a run file may have (counts and ids: far below 10^15). A run file is untrusted,
+and Python reads any number of digits: `completed: 10**400` loaded, then overflowed a float in the regression check."""
+
+
+class _TooLong(ValueError):
+    pass
+
+
+def _whole(digits: str) -> int:
+    if len(digits.lstrip("-")) > WHOLE_DIGITS:
+        raise _TooLong(digits)
+    return int(digits)
+
+
 def parse_run(path: Path) -> BenchmarkRun:
     """Parse and validate one benchmark run JSON; a credential in any of its strings is an error (masked)."""
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_whole)
     except json.JSONDecodeError as exc:
         raise CatalogueError(path, f"JSON syntax error: {exc.msg}", line=exc.lineno) from None
+    except _TooLong as exc:
+        digits = str(exc)
+        line = text.count("\n", 0, max(text.find(digits), 0)) + 1
+        raise CatalogueError(
+            path, f"a whole number of {len(digits)} digits ({digits[:12]}…): at most {WHOLE_DIGITS}", line=line
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogueError(path, f"cannot read: {exc}") from None
     check_json(path, text, data)  # before the schema, whose errors quote values

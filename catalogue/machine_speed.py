@@ -50,8 +50,14 @@ def _apart(new: list[tuple[float, float]] | None, old: list[tuple[float, float]]
 
 
 def other_state(run: BenchmarkRun, earlier: BenchmarkRun) -> str | None:
-    """Why `earlier` was measured with the machine in another state, or None (alike, or not known)."""
+    """Why `earlier` was measured with the machine in another state, or None (alike, or not known). An earlier run
+    whose own readings before and after lie MACHINE_RATIO apart on some host changed state during its sweep: without
+    readings around its levels to tell when, it is no baseline for any state (and a run file claiming 1e-6 before
+    and 1e6 after would otherwise match every one)."""
     new, old = calibrations(run), calibrations(earlier)
+    for lo, hi in [] if _levels_read(earlier) else old or []:
+        if hi > MACHINE_RATIO * lo:
+            return f"{earlier.stamp}: the machine changed speed during that run (CPU calibrations {lo:g} and {hi:g} ms)"
     ratio = _apart(new, old)
     if ratio is None or ratio <= MACHINE_RATIO:
         return None
@@ -63,6 +69,12 @@ def other_state(run: BenchmarkRun, earlier: BenchmarkRun) -> str | None:
 def _span(pair: tuple[float, float]) -> str:
     lo, hi = pair
     return f"{lo:g}" if lo == hi else f"{lo:g}–{hi:g}"
+
+
+def _levels_read(run: BenchmarkRun) -> bool:
+    """Whether every level of the run has the client's calibrations around it."""
+    levels = [*run.levels, *run.long_context]
+    return bool(levels) and all(_level_span(level) is not None for level in levels)
 
 
 def _level_span(level: object) -> tuple[float, float] | None:
@@ -88,6 +100,9 @@ def level_apart(level: object, earlier: object) -> float | None:
 
 def same_level_state(level: object, earlier: object) -> bool:
     """Whether an earlier run's level may be compared with this one: their readings are within MACHINE_RATIO, or
-    either has none (its run's readings decided, `other_state`)."""
+    either has none (its run's readings decided, `other_state`). An earlier level that ran while the machine changed
+    speed is compared with none."""
+    if unsteady(earlier):
+        return False
     ratio = level_apart(level, earlier)
     return ratio is None or ratio <= MACHINE_RATIO

@@ -19,7 +19,7 @@ from catalogue.engine_timing import level_bursts
 from catalogue.machine_speed import other_state, same_level_state, unsteady
 from catalogue.metrics import BY_NAME, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
-from catalogue.regression_rules import Change, agreeing, outside
+from catalogue.regression_rules import Change, agreeing, disagree, outside
 from catalogue.regression_samples import within_sampling_noise
 from catalogue.run_differences import differences
 
@@ -143,6 +143,9 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
             values = [float(metric.get(lv)) for lv in olds]  # type: ignore[arg-type]
             if not values or not statistics.median(values):
                 out.append(Row(name, metric, None, float(b), "not enough data", "no earlier run has it"))
+                continue
+            if split := disagree(metric, values, band):
+                out.append(Row(name, metric, statistics.median(values), float(b), "not enough data", split))
                 continue
             row = _row(name, metric, values, float(b), band)
             read = [olds[i] for i in agreeing(metric, values, band)]  # not one far-off run file

@@ -7,6 +7,7 @@ its window (catalogue.regression), oldest first.
   widened by the band is noise. With three runs or more, "every run" is every run inside the squared band around
   the median (`agreeing`): one broken or hostile earlier run file, however far out, cannot silence the check.
 - Inside the squared band a change counts only when it repeats: the run before it was out the same way.
+- Two earlier runs further apart than the squared band are no baseline (`disagree`): a third run is needed.
 - A slow drift whose steps each stay in the noise is caught against the window's oldest run (two bands), when the
   newest earlier run was already that far."""
 
@@ -123,6 +124,17 @@ def _beyond_each(metric: Metric, values: list[float], b: float, band: Regression
     return b > max(kept) * band.latency_ratio or b < min(kept) / band.latency_ratio
 
 
+def disagree(metric: Metric, values: list[float], band: RegressionBand) -> str | None:
+    """Why two earlier runs cannot be a baseline: they lie further apart than the squared band, so either may be
+    the odd one (broken, or written to move the baseline) and no third run tells which; None otherwise."""
+    if len(values) != 2 or not min(values):
+        return None
+    ratio = band.throughput_ratio if metric.higher_is_better else 1 / band.latency_ratio
+    if min(values) >= max(values) * ratio**2:
+        return None
+    return f"the 2 earlier runs disagree ({values[0]:,.1f} and {values[1]:,.1f}): a third tells which holds"
+
+
 def agreeing(metric: Metric, values: list[float], band: RegressionBand) -> list[int]:
     """Which of the window's runs the rules read one by one: with three or more, those inside the squared band
     around the window's median. A run file is untrusted input, and one run far off (broken, or written to silence
@@ -132,7 +144,8 @@ def agreeing(metric: Metric, values: list[float], band: RegressionBand) -> list[
     mid = statistics.median(values)
     ratio = band.throughput_ratio if metric.higher_is_better else 1 / band.latency_ratio
     low, high = mid * ratio**2, mid / ratio**2
-    return [i for i, v in enumerate(values) if low <= v <= high]
+    kept = [i for i, v in enumerate(values) if low <= v <= high]
+    return kept or list(range(len(values)))  # no run near the median (a window split in two): every run
 
 
 def _few(change: Change, beyond_squared: bool) -> Change:

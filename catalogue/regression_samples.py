@@ -9,8 +9,9 @@ of a handful of requests does not raise an alarm. They never flag anything on th
 
 A run file is untrusted input: the earlier runs read here are those the band rules read (catalogue.regression_rules:
 with three runs or more, none whose figure is far from the window's median), a standard deviation no n non-negative
-samples can have (above mean × sqrt(n)) is not read, and with three runs or more neither is one above STD_OUTLIER
-times the window's median deviation. So one broken or hostile earlier run cannot veto every change."""
+samples can have (above mean × sqrt(n)) is not read, nor a p99 interval that does not hold its p99, and with three
+runs or more neither is a standard error or interval width above SPREAD_OUTLIER times the window's median one. So
+one broken or hostile earlier run cannot veto every change."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ from catalogue.metrics import Metric
 
 Z = 3.0
 """Standard errors of the difference a mean must clear against every earlier run."""
-STD_OUTLIER = 4.0
-"""An earlier run whose standard deviation is this many times the window's median one is not read (3+ runs)."""
+SPREAD_OUTLIER = 4.0
+"""An earlier run whose standard error (or p99 interval) is this many times the window's median one is not read
+(three runs or more)."""
 MEANS = {"ttft_mean_ms": "ttft_ms", "itl_mean_ms": "itl_ms", "e2e_mean_ms": "e2e_ms"}
 """Mean latencies and the Stats they are the mean of."""
 
@@ -39,11 +41,20 @@ def within_sampling_noise(metric: Metric, new: LevelResult, olds: list[LevelResu
 
 
 def _p99_interval(level: LevelResult) -> tuple[float, float] | None:
+    """The p99's interval; None without one, or with one that does not hold its own p99 (not an interval of it)."""
     stats = level.ttft_ms
-    if stats is None or not stats.ci or "p99" not in stats.ci:
+    if stats is None or not stats.ci or "p99" not in stats.ci or stats.p99 is None:
         return None
-    lo, hi = stats.ci["p99"]
-    return float(lo), float(hi)
+    lo, hi = (float(x) for x in stats.ci["p99"])
+    return (lo, hi) if lo <= stats.p99 <= hi else None
+
+
+def _usual_intervals(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The intervals without one far wider than the others' (three or more): [0, 1e300] is no run's evidence."""
+    if len(intervals) < 3:
+        return intervals
+    typical = statistics.median(hi - lo for lo, hi in intervals)
+    return [(lo, hi) for lo, hi in intervals if hi - lo <= SPREAD_OUTLIER * typical]
 
 
 def _p99_overlap(new: LevelResult, olds: list[LevelResult]) -> str | None:
@@ -53,7 +64,7 @@ def _p99_overlap(new: LevelResult, olds: list[LevelResult]) -> str | None:
     theirs = [_p99_interval(lv) for lv in olds]
     if mine is None or not theirs or any(t is None for t in theirs):
         return None
-    for lo, hi in (t for t in theirs if t is not None):
+    for lo, hi in _usual_intervals([t for t in theirs if t is not None]):
         if mine[0] <= hi and lo <= mine[1]:
             return f"its 95 % interval [{mine[0]:,.1f}–{mine[1]:,.1f}] overlaps an earlier run's [{lo:,.1f}–{hi:,.1f}]"
     return None
@@ -61,7 +72,7 @@ def _p99_overlap(new: LevelResult, olds: list[LevelResult]) -> str | None:
 
 def _sample(stats: Stats | None) -> tuple[float, float, int] | None:
     """(mean, std, n) of a latency with per-request data; None without, or with a spread its n samples cannot have."""
-    if stats is None or stats.mean is None or stats.std is None or not stats.n or stats.n < 2:
+    if stats is None or stats.mean is None or stats.std is None or not stats.n or not 2 <= stats.n < 10**15:
         return None
     mean, std, n = float(stats.mean), float(stats.std), int(stats.n)
     if std > mean * math.sqrt(n):  # the largest a std of n non-negative samples with this mean can be
@@ -70,11 +81,12 @@ def _sample(stats: Stats | None) -> tuple[float, float, int] | None:
 
 
 def _usual(samples: list[tuple[float, float, int]]) -> list[tuple[float, float, int]]:
-    """The samples without a standard deviation far above the others' (three or more)."""
+    """The samples without a standard error (std ÷ √n) far above the others' (three or more): a huge spread and a
+    made-up small n widen it alike."""
     if len(samples) < 3:
         return samples
-    typical = statistics.median(std for _mean, std, _n in samples)
-    return [s for s in samples if s[1] <= STD_OUTLIER * typical]
+    typical = statistics.median(std / math.sqrt(n) for _mean, std, n in samples)
+    return [s for s in samples if s[1] / math.sqrt(s[2]) <= SPREAD_OUTLIER * typical]
 
 
 def _means_close(field: str, new: LevelResult, olds: list[LevelResult]) -> str | None:

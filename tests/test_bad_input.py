@@ -161,6 +161,11 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
         "20260506T000000Z.json:",
         "JSON syntax error",
     ),
+    "count of 401 digits": (
+        edit_run(set_in("levels.0.completed", 10**400)),
+        "20260506T000000Z.json:",
+        "a whole number of 401 digits (100000000000…): at most 15",
+    ),
     "run unknown field": (
         edit_run(set_in("tokens_per_joule", 3)),
         "20260506T000000Z.json",

@@ -132,3 +132,26 @@ def test_each_level_is_judged_against_earlier_levels_of_its_own_machine_state(tm
     assert {c.level for c in found.regressions} == {"c2"}
     alike = levels_calibrated(runs[3], idle)
     assert {c.level for c in report([*earlier, alike], alike, RegressionBand()).regressions} == {"c1", "c2", "c4"}
+
+
+def test_an_earlier_run_whose_state_changed_during_it_is_no_baseline(tmp_path, repo):
+    """A run file claiming 1e-6 ms before its sweep and 1e6 after matched every machine state by its closest pair,
+    and became the only baseline of a run measured while the machine was busy. A run whose own readings lie 1.25x
+    apart, with no readings around its levels, is left out and says so; so is a level whose readings do."""
+    runs = series(tmp_path, repo, [1.0, 1.0, 1.0, 0.5, 0.5])
+    real = [calibrated(run, 9.6, 9.8) for run in runs[:3]]
+    wildcard = calibrated(runs[3], 1e-6, 1e6)
+    new = calibrated(runs[4], 14.4, 14.6)
+    found = report([*real, wildcard, new], new, RegressionBand())
+    assert found.baseline is None
+    assert f"{wildcard.stamp}: the machine changed speed during that run (CPU calibrations 1e-06 and 1e+06 ms)" in (
+        found.left_out
+    )
+    shorter = runs[3].model_copy(update={"long_context": []})
+    steady = levels_calibrated(shorter, {1: (14.4, 14.5), 2: (14.4, 14.5), 4: (9.0, 20.0)})
+    assert other_state(new, calibrated(steady, 1e-6, 1e6)) is None  # its levels tell when: judged one by one
+    found = report(
+        [*real, calibrated(steady, 1e-6, 1e6), levels_calibrated(new, {4: (14.5, 14.6)})], new, RegressionBand()
+    )
+    c4 = {r.metric.name: r for r in found.rows if r.level == "c4"}
+    assert c4["generation_tps"].outcome == "not enough data"  # its only earlier c4 ran while the speed changed

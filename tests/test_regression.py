@@ -14,12 +14,25 @@ from catalogue.regression import baseline, report
 from catalogue.site.pages import render_recipe
 
 
+def without_calibrations(data: dict) -> dict:
+    """A run's JSON with no CPU calibration (passports, levels): the band rules under test, not the machine's state
+    (catalogue.machine_speed has its own tests)."""
+    for host in data["provenance"].get("hosts", []):
+        for side in ("before", "after"):
+            if (host.get("passport") or {}).get(side):
+                host["passport"][side]["calibration_ms"] = None
+    for level in [*data.get("levels", []), *data.get("long_context", [])]:
+        level.pop("calibration_ms", None)
+    return data
+
+
 def slower_copy(tmp_path, repo, factor: float, **extra):
     """tiny-cpu-docker with a later run whose generation is `factor` times the measured one, one flag changed."""
     folder = tmp_path / "tiny-cpu-docker"
     shutil.copytree(repo / "examples" / "tiny-cpu-docker", folder)
     measured = next((folder / "runs").glob("*.json"))
-    data = json.loads(measured.read_text())
+    data = without_calibrations(json.loads(measured.read_text()))
+    measured.write_text(json.dumps(data))
     data["recorded_at"] = "2026-12-01T12:00:00+00:00"
     command = data["provenance"]["serve_command"]
     data["provenance"]["serve_command"] = [*command, "--max-num-seqs", "1"]
@@ -169,7 +182,8 @@ def lower_capacity_copy(tmp_path, repo, factor: float, slo: dict | None = None):
         shutil.copytree(repo / "examples" / name, tmp_path / name)
     folder = tmp_path / "tiny-cpu-capacity"
     measured = next((folder / "runs").glob("*.json"))
-    data = json.loads(measured.read_text())
+    data = without_calibrations(json.loads(measured.read_text()))
+    measured.write_text(json.dumps(data))
     data["recorded_at"] = "2026-12-01T12:00:00+00:00"
     data["capacity"]["rps"] = round(data["capacity"]["rps"] * factor, 2)
     data["capacity"]["upper_rps"] = round(data["capacity"]["upper_rps"] * factor, 2)
@@ -321,3 +335,63 @@ def test_one_earlier_run_with_an_impossible_spread_cannot_veto_a_mean(tmp_path, 
     assert itl_outcomes(wide) == {"regressed"}
     usual = [itl(1, 2.4, 3.0), itl(2, 2.45, 3.0), itl(3, 2.35, 9.0), itl(4, 2.4, 9.0), itl(5, 3.7, 3.0)]
     assert itl_outcomes(usual) == {"within noise"}  # two runs of std 9 are the window's own spread: they veto
+
+
+def test_a_made_up_small_n_or_a_boundless_p99_interval_cannot_veto(tmp_path, repo):
+    """Two hostile files the first fix let through (a second attacker's reading): a TTFT mean whose n is 2 (its
+    standard error huge, its std plausible), and a p99 interval of [0, 1e300] around an ordinary p99. With three runs
+    or more a standard error or an interval 4x wider than the window's median one is not read; an interval that does
+    not hold its own p99 never is. TTFT tripled is regressed again, mean and p99."""
+    first = series(tmp_path, repo, [1.0])[0]
+
+    def ttft(day: int, factor: float, n: int = 400, ci: tuple[float, float] | None = None, p99: float = 40.0):
+        levels = []
+        for lv in first.levels:
+            stats = lv.ttft_ms.model_copy(
+                update={
+                    "mean": 10.0 * factor,
+                    "std": 5.0 * factor,
+                    "n": n,
+                    "p99": p99 * factor,
+                    "ci": {"p99": ci or (0.9 * p99 * factor, 1.1 * p99 * factor)},
+                }
+            )
+            levels.append(lv.model_copy(update={"completed": 400, "ttft_ms": stats}))
+        when = first.recorded_at + dt.timedelta(days=day)
+        return first.model_copy(update={"recorded_at": when, "levels": levels})
+
+    def outcomes(runs, metric):
+        rows = report(runs, runs[-1], RegressionBand()).rows
+        return {r.outcome for r in rows if r.metric.name == metric and not r.level.startswith("ctx")}
+
+    real = [ttft(day, 1.0) for day in range(1, 5)]
+    assert outcomes([*real, ttft(9, 3.0)], "ttft_mean_ms") == {"regressed"}
+    small_n = [*real[:3], ttft(4, 1.4, n=2), ttft(9, 3.0)]
+    assert outcomes(small_n, "ttft_mean_ms") == {"regressed"}
+    boundless = [*real[:3], ttft(4, 1.0, ci=(0.0, 1e300)), ttft(9, 3.0)]
+    assert outcomes(boundless, "ttft_p99_ms") == {"regressed"}
+    elsewhere = [ttft(1, 1.0, ci=(100.0, 200.0)), ttft(9, 3.0)]  # [100-200] is no interval of a p99 of 40
+    assert outcomes(elsewhere, "ttft_p99_ms") == {"regressed"}
+    honest = [ttft(1, 1.0, ci=(30.0, 130.0)), ttft(9, 3.0)]  # a wide, true interval still vetoes
+    assert outcomes(honest, "ttft_p99_ms") == {"within noise"}
+
+
+def test_two_earlier_runs_that_disagree_are_no_baseline(tmp_path, repo):
+    """One real run and one hostile file at 1e-4x: their median was half the real figure, and a halving was
+    'within noise'. Two runs further apart than the squared band are no baseline: not enough data, and why."""
+    runs = series(tmp_path, repo, [1.0, 1e-4, 0.5])
+    found = report(runs, runs[-1], RegressionBand()).rows
+    rows = [r for r in found if r.metric.name == "generation_tps" and not r.level.startswith("ctx")]
+    assert rows and {r.outcome for r in rows} == {"not enough data"}
+    assert "the 2 earlier runs disagree" in rows[0].why and "a third tells which holds" in rows[0].why
+    near = series(tmp_path / "near", repo, [1.0, 0.9, 0.5])  # two runs that agree: judged
+    found = report(near, near[-1], RegressionBand())
+    assert {c.level for c in found.regressions if c.metric.name == "generation_tps"} == {"c1", "c2", "c4"}
+
+
+def test_a_window_with_no_run_near_its_median_is_read_whole(tmp_path, repo):
+    """Four earlier runs at 1, 1, 4 and 4x: none lies in the squared band around their median (2.5). Every run is
+    read one by one then (no crash on an empty set), and 10x is better than each by the band: improved."""
+    runs = series(tmp_path, repo, [1.0, 1.0, 4.0, 4.0, 10.0])
+    found = report(runs, runs[-1], RegressionBand())
+    assert {c.outcome for c in found.changes if c.metric.name == "generation_tps"} == {"improved"}
