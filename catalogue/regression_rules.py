@@ -7,7 +7,7 @@ its window (catalogue.regression), oldest first.
   widened by the band is noise. With three runs or more, "every run" is every run inside the squared band around
   the median (`agreeing`): one broken or hostile earlier run file, however far out, cannot silence the check.
 - Inside the squared band a change counts only when it repeats: the run before it was out the same way.
-- Two earlier runs further apart than the squared band are no baseline (`disagree`): a third run is needed.
+- Two earlier runs further apart than the cubed band are no baseline (`disagree`): a third run is needed.
 - A slow drift whose steps each stay in the noise is caught against the window's oldest run (two bands), when the
   newest earlier run was already that far."""
 
@@ -125,12 +125,14 @@ def _beyond_each(metric: Metric, values: list[float], b: float, band: Regression
 
 
 def disagree(metric: Metric, values: list[float], band: RegressionBand) -> str | None:
-    """Why two earlier runs cannot be a baseline: they lie further apart than the squared band, so either may be
-    the odd one (broken, or written to move the baseline) and no third run tells which; None otherwise."""
+    """Why two earlier runs cannot be a baseline: they lie further apart than the cubed band (0.51x: beyond what
+    no-change refreshes on two shared CPU cores spread, 0.55x at worst), so either may be the odd one (broken, or
+    written to move the baseline) and no third run tells which; None otherwise. Between two runs that agree, one
+    file can hide no change beyond about 0.8 × 0.51 = 0.41x."""
     if len(values) != 2 or not min(values):
         return None
     ratio = band.throughput_ratio if metric.higher_is_better else 1 / band.latency_ratio
-    if min(values) >= max(values) * ratio**2:
+    if min(values) >= max(values) * ratio**3:
         return None
     return f"the 2 earlier runs disagree ({values[0]:,.1f} and {values[1]:,.1f}): a third tells which holds"
 

@@ -378,13 +378,13 @@ def test_a_made_up_small_n_or_a_boundless_p99_interval_cannot_veto(tmp_path, rep
 
 def test_two_earlier_runs_that_disagree_are_no_baseline(tmp_path, repo):
     """One real run and one hostile file at 1e-4x: their median was half the real figure, and a halving was
-    'within noise'. Two runs further apart than the squared band are no baseline: not enough data, and why."""
+    'within noise'. Two runs further apart than the cubed band (0.51x) are no baseline: not enough data, and why."""
     runs = series(tmp_path, repo, [1.0, 1e-4, 0.5])
     found = report(runs, runs[-1], RegressionBand()).rows
     rows = [r for r in found if r.metric.name == "generation_tps" and not r.level.startswith("ctx")]
     assert rows and {r.outcome for r in rows} == {"not enough data"}
     assert "the 2 earlier runs disagree" in rows[0].why and "a third tells which holds" in rows[0].why
-    near = series(tmp_path / "near", repo, [1.0, 0.9, 0.5])  # two runs that agree: judged
+    near = series(tmp_path / "near", repo, [1.0, 0.6, 0.4])  # 0.6x apart: within the cubed band, judged
     found = report(near, near[-1], RegressionBand())
     assert {c.level for c in found.regressions if c.metric.name == "generation_tps"} == {"c1", "c2", "c4"}
 
