@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from catalogue.benchmark import BenchmarkRun, Figures, LevelResult, RateLevel
+from catalogue.machine_speed import unsteady
 from catalogue.platform import Platform
 from catalogue.price_model import PriceModel, cost_per_million, load_price_model
 from catalogue.sampling import LevelMachine
@@ -47,6 +48,10 @@ class MachineRow:
     temperature: str
     throttle: str
     throttled: list[str]
+    cpu: str
+    """The CPU calibration just before and after the level ('9.8 → 9.9'), or 'N/A'."""
+    unsteady: str | None
+    """Why the machine's speed changed during the level (catalogue.machine_speed), or None."""
     energy_j: float | None
     j_per_token: float | None
     tokens_per_j: float | None
@@ -64,6 +69,8 @@ class MachineBox:
     measured: bool
     costed: bool
     power_source: str | None
+    calibrated: bool = False
+    """Some level has the CPU calibrations around it (the column is shown)."""
 
 
 def level_name(level: Figures) -> str:
@@ -107,6 +114,8 @@ def machine_row(
         temperature=f"{max(temps):g} °C" if temps else "N/A",
         throttle=", ".join(reasons) or ("none" if any(h.samples for h in hosts) else "N/A"),
         throttled=throttled(level, platform),
+        cpu=" → ".join(f"{x:g}" for x in level.calibration_ms) if level.calibration_ms else "N/A",
+        unsteady=unsteady(level),
         energy_j=machine.energy_j if measured else None,
         j_per_token=machine.j_per_output_token if measured else None,
         tokens_per_j=machine.output_tokens_per_j if measured else None,
@@ -127,4 +136,6 @@ def machine_box(run: BenchmarkRun, platform: Platform | None, boxes: int | None 
     count = boxes or max(1, len(sampled[0][1].hosts))
     rows = [machine_row(lv, m, platform, price, count) for lv, m in sampled]
     source = next((m.power_source for _, m in sampled if m.power_source), None)
-    return MachineBox(rows, price.currency if price else "", measured, any(r.cost is not None for r in rows), source)
+    costed = any(r.cost is not None for r in rows)
+    calibrated = any(r.cpu != "N/A" for r in rows)
+    return MachineBox(rows, price.currency if price else "", measured, costed, source, calibrated)
