@@ -132,6 +132,9 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
     raw = folder / "runs" / run.stamp
     assert (raw / "gpu-samples-local.jsonl").read_text() == '{"gpu": "no GPU"}\n'
     for level in run.levels:
+        # the client timed every CPU hashing at once just before and after the level (the machine's state)
+        assert level.calibration_ms is not None and len(level.calibration_ms) == 2, level
+        assert all(0 < ms < 10_000 for ms in level.calibration_ms)
         machine = level.machine
         assert (
             machine is not None

@@ -125,6 +125,8 @@ def test_solo_container_with_the_client_inside_the_image(engine, tmp_path, capsy
     # The sampler ran in a throwaway container of the image (no GPU here): "no GPU" once, no figure made up.
     assert (folder / "runs" / run.stamp / "gpu-samples-local.jsonl").read_text() == '{"gpu": "no GPU"}\n'
     assert all(lv.machine and lv.machine.not_measured == "host local: no GPU" for lv in run.levels)
+    # the probe is mounted beside the driver in the image: each level has the machine's calibration around it
+    assert all(lv.calibration_ms and len(lv.calibration_ms) == 2 for lv in [*run.levels, *run.long_context])
     page = render_recipe(entry).markdown()
     assert "local/vllm-cpu:0.32.0" in page and "Measured by the catalogue runner" in page
     assert "Power not measured (host local: no GPU)" in page and "Energy (J)" not in page
