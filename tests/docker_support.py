@@ -7,7 +7,9 @@ loopback port, so the docker CLI's own SSH transport is what the runner uses to 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -37,6 +39,26 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def free_ports(count: int, avoid: tuple[int, ...] = ()) -> int:
+    """The first of `count` consecutive free ports, below the kernel's ephemeral range (32768 up on Linux): a port the
+    kernel handed out as free is its to hand out again, to the next ephemeral socket of any process (the replicas
+    test lost its second replica's port, the first's plus one, that way)."""
+    rng = random.Random()
+    while True:
+        first = rng.randrange(20_000, 32_000 - count)
+        wanted = range(first, first + count)
+        if any(port in avoid for port in wanted):
+            continue
+        try:
+            with contextlib.ExitStack() as held:
+                for port in wanted:
+                    s = held.enter_context(socket.socket())
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
 
 
 @dataclass

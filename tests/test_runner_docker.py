@@ -20,7 +20,7 @@ from catalogue.cli import main
 from catalogue.loading import load_entry
 from catalogue.run_differences import flag_items
 from catalogue.site.pages import render_recipe
-from tests.docker_support import docker_env, free_port, labelled_containers, live_sessions
+from tests.docker_support import docker_env, free_port, free_ports, labelled_containers, live_sessions
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.docker, pytest.mark.server]
@@ -163,7 +163,8 @@ def test_cluster_across_two_hosts_one_over_ssh(ssh_host, tmp_path):
 def test_replicas_behind_the_litellm_router(ssh_host, tmp_path, capsys, monkeypatch):
     root, folder = example(tmp_path, "tiny-cpu-replicas")
     takes_a_secret_by_name(folder, monkeypatch)
-    port, router = free_port(), free_port()
+    port = free_ports(2)  # the second replica takes the next port
+    router = free_ports(1, avoid=(port, port + 1))
     assert (
         main(
             [
