@@ -3,9 +3,7 @@
 With per-request samples (the runner's levels, `--save-detailed`), each limit is decided by the early-stopping
 rule (catalogue.request_samples.decide) on the requests above it, and a level that cannot tell yet is
 'undecided' — the search then sends more requests at that rate and pools them. Without samples (an imported
-summary), the recorded percentile is compared with the limit, as the source states it. A probe whose CPU calibrations
-before and after lie 1.25x apart (catalogue.machine_speed) ran while the machine changed speed: it is not pooled, and
-a rate with no other probe is undecided, so the search measures it again.
+summary), the recorded percentile is compared with the limit, as the source states it.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalogue.benchmark import Figures, RateLevel, Stats
-from catalogue.machine_speed import unsteady
 from catalogue.request_samples import decide_effective
 from catalogue.slo import LIMIT_LABELS, STATS_FIELD, Slo
 
@@ -114,10 +111,6 @@ def _pooled(levels: Sequence[RateLevel], slo: Slo) -> Verdict:
     failed = sum(lv.failed or 0 for lv in levels)
     if failed:
         return Verdict(False, f"{failed} of {failed + completed} requests failed", margin)
-    steady = [lv for lv in levels if not unsteady(lv)]
-    if not steady:  # every probe of this rate ran while the machine changed speed: it measured that, not the rate
-        return Verdict(False, f"undecided: {unsteady(levels[-1])} (measured again)", margin, undecided=True)
-    levels = steady
     for level in levels:
         rates = kept_up(level)
         if rates is not None and rates[0] < SATURATED * rates[1]:

@@ -146,22 +146,3 @@ def test_little_law_in_the_result():
     points = [Point(3.0, judge(level(3, 1000), SLO)), Point(3.2, judge(level(3.2, 2500), SLO))]
     found = result(points, {3.0: level(3, 1000)}, 0.1, None, None)
     assert found.converged and found.concurrent_requests == 9.0  # 3 req/s x 3 s mean end-to-end
-
-
-def test_a_probe_during_which_the_machine_changed_speed_decides_nothing():
-    """300 judged requests, none over either limit: meets at 99 %. The same probe with its CPU calibrations 10 and 15
-    ms around it (the machine changed speed) is undecided, so the search measures the rate again; pooled with a
-    steady probe, only the steady one counts."""
-    from catalogue.capacity_verdict import judge_pooled
-
-    steady = level(1.0, 500).model_copy(
-        update={"exceed": {"ttft": 0, "tpot": 0}, "judged": 300, "calibration_ms": [9.8, 9.9]}
-    )
-    shaken = steady.model_copy(update={"calibration_ms": [10.0, 15.0], "exceed": {"ttft": 290, "tpot": 0}})
-    assert judge(steady, SLO).why == "meets"
-    found = judge(shaken, SLO)
-    assert found.undecided and not found.meets
-    assert found.why == (
-        "undecided: the machine's speed changed during the level (CPU calibration 10 and 15 ms) (measured again)"
-    )
-    assert judge_pooled([shaken, steady], SLO).why == "meets"  # its 290 requests over the limit are not counted
