@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.engine_timing import level_bursts
-from catalogue.machine_speed import other_state, same_level_state, unsteady
+from catalogue.machine_speed import other_state, same_level_state
 from catalogue.metrics import BY_NAME, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
 from catalogue.regression_rules import Change, agreeing, disagree, outside
@@ -120,7 +120,7 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
     for name, new in _levels(after).items():
         burst = level_bursts(new)
         alike = [lv for lv in old_levels if name not in lv or same_level_state(new, lv[name])]
-        if state := _state_unjudged(new, len(alike) < len(old_levels) and not any(name in lv for lv in alike)):
+        if state := _state_unjudged(len(alike) < len(old_levels) and not any(name in lv for lv in alike)):
             out += [Row(name, BY_NAME[m], None, None, "not enough data", state, withheld=True) for m in COMPARED]
             continue
         for metric in (BY_NAME[m] for m in COMPARED):
@@ -157,10 +157,8 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
     return out
 
 
-def _state_unjudged(new: LevelResult, none_alike: bool) -> str | None:
+def _state_unjudged(none_alike: bool) -> str | None:
     """Why no figure of a level is judged for the machine's state (catalogue.machine_speed), or None."""
-    if shaken := unsteady(new):
-        return shaken
     if none_alike:
         return "every earlier run measured this level with the machine in another state (CPU calibration)"
     return None

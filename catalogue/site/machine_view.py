@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from catalogue.benchmark import BenchmarkRun, Figures, LevelResult, RateLevel
-from catalogue.machine_speed import unsteady
 from catalogue.platform import Platform
 from catalogue.price_model import PriceModel, cost_per_million, load_price_model
 from catalogue.sampling import LevelMachine
@@ -50,8 +49,6 @@ class MachineRow:
     throttled: list[str]
     cpu: str
     """The CPU calibration just before and after the level ('9.8 → 9.9'), or 'N/A'."""
-    unsteady: str | None
-    """Why the machine's speed changed during the level (catalogue.machine_speed), or None."""
     energy_j: float | None
     j_per_token: float | None
     tokens_per_j: float | None
@@ -115,7 +112,6 @@ def machine_row(
         throttle=", ".join(reasons) or ("none" if any(h.samples for h in hosts) else "N/A"),
         throttled=throttled(level, platform),
         cpu=" → ".join(f"{x:g}" for x in level.calibration_ms) if level.calibration_ms else "N/A",
-        unsteady=unsteady(level),
         energy_j=machine.energy_j if measured else None,
         j_per_token=machine.j_per_output_token if measured else None,
         tokens_per_j=machine.output_tokens_per_j if measured else None,
