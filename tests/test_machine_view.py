@@ -148,6 +148,14 @@ def test_each_levels_cpu_calibration_is_shown():
     page = render_recipe(calibrated).markdown()
     assert "<th>CPU calibration (ms, before → after)</th>" in page
     assert "<td>10 → 15</td>" in page
-    plain = machine_box(entry.latest, entry.platform)
+    bare = run.model_copy(
+        update={
+            "levels": [lv.model_copy(update={"calibration_ms": None}) for lv in run.levels],
+            "long_context": [lv.model_copy(update={"calibration_ms": None}) for lv in run.long_context],
+            "rates": [lv.model_copy(update={"calibration_ms": None}) for lv in run.rates],
+        }
+    )
+    uncalibrated = dataclasses.replace(entry, runs=[*entry.runs[:-1], bare])
+    plain = machine_box(uncalibrated.latest, uncalibrated.platform)
     assert plain is not None and not plain.calibrated
-    assert "CPU calibration (ms" not in render_recipe(entry).markdown()
+    assert "CPU calibration (ms" not in render_recipe(uncalibrated).markdown()
