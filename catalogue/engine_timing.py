@@ -11,7 +11,7 @@ A client cannot receive a request's tokens faster, on average, than the engine p
 somewhere and released together. So when the client's mean TPOT is below `BURST` of the engine's, the tokens reached
 the client in bursts: the client, or the API server between it and the engine, stalled during the level, and its
 client-side latencies measure that stall rather than the serving. The regression check does
-not judge such a level's latencies (catalogue.regression).
+not judge such a level at all (catalogue.regression): in a closed loop the stall idled the server too.
 
 The /metrics text is the server's, so the recipe's image writes it: an engine TPOT that no request of the level could
 have had is not believed. The engine's first-to-last-token span of a request lies inside the client's send-to-last-

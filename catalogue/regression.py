@@ -29,7 +29,8 @@ CAPACITY = Metric("capacity_rps", "Capacity", "req/s", True, True, lambda _level
 COMPARED = ("generation_tps", "total_tps", "prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", "e2e_mean_ms")
 """The figures compared: throughputs and latencies (not the one-second peak, a single bucket)."""
 TIMED = frozenset({"prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", "e2e_mean_ms"})
-"""The figures read off the client's clock per request: not judged from a level whose tokens arrived in bursts."""
+"""The figures read off the client's clock per request: an earlier level whose tokens arrived in bursts is no
+baseline for them (a new such level is judged on nothing: catalogue.engine_timing)."""
 WINDOW = 5
 """How many earlier comparable runs the baseline's median takes."""
 
@@ -130,7 +131,7 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
             b = metric.get(new)
             if b is None:
                 continue
-            if burst and metric.name in TIMED:
+            if burst:  # the stall idled a closed loop's server too: its throughput measured the stall as well
                 out.append(Row(name, metric, None, float(b), "not enough data", burst, withheld=True))
                 continue
             olds = [

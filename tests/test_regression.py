@@ -270,7 +270,9 @@ def test_a_level_whose_tokens_arrived_in_bursts_has_its_latencies_withheld(tmp_p
         c1["ttft_mean_ms"].outcome == "not enough data"
         and "tokens reached the client in bursts" in c1["ttft_mean_ms"].why
     )
-    assert c1["generation_tps"].outcome == "within noise"  # throughput is still judged
+    # nor its throughput: a closed loop whose client stalled sent nothing meanwhile (a no-change refresh read c2
+    # generation 0.58x with TPOT 0.14 ms at the client against 4.22 on the engine's clock)
+    assert c1["generation_tps"].outcome == "not enough data"
     assert not [c for c in found.regressions if c.level == "c1"]
     steady = c1_with(after, 3.84, 1.9)
     found = report([before, steady], steady, RegressionBand())
