@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
+from typing import TypeVar
 
 from catalogue.benchmark import LevelResult, Stats
 from catalogue.metrics import Metric
 
 Z = 3.0
 """Standard errors of the difference a mean must clear against every earlier run."""
+T = TypeVar("T")
 SPREAD_OUTLIER = 4.0
 """An earlier run whose standard error (or p99 interval) is this many times the window's median one is not read
 (three runs or more)."""
@@ -49,12 +52,13 @@ def _p99_interval(level: LevelResult) -> tuple[float, float] | None:
     return (lo, hi) if lo <= stats.p99 <= hi else None
 
 
-def _usual_intervals(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The intervals without one far wider than the others' (three or more): [0, 1e300] is no run's evidence."""
-    if len(intervals) < 3:
-        return intervals
-    typical = statistics.median(hi - lo for lo, hi in intervals)
-    return [(lo, hi) for lo, hi in intervals if hi - lo <= SPREAD_OUTLIER * typical]
+def _ordinary(items: list[T], spread: Callable[[T], float]) -> list[T]:
+    """The items without one whose spread is SPREAD_OUTLIER times the others' median (three or more): a p99 interval
+    of [0, 1e300], or a standard error widened by a huge std or a made-up small n, is no run's evidence."""
+    if len(items) < 3:
+        return items
+    typical = statistics.median(spread(item) for item in items)
+    return [item for item in items if spread(item) <= SPREAD_OUTLIER * typical]
 
 
 def _p99_overlap(new: LevelResult, olds: list[LevelResult]) -> str | None:
@@ -64,7 +68,7 @@ def _p99_overlap(new: LevelResult, olds: list[LevelResult]) -> str | None:
     theirs = [_p99_interval(lv) for lv in olds]
     if mine is None or not theirs or any(t is None for t in theirs):
         return None
-    for lo, hi in _usual_intervals([t for t in theirs if t is not None]):
+    for lo, hi in _ordinary([t for t in theirs if t is not None], lambda t: t[1] - t[0]):
         if mine[0] <= hi and lo <= mine[1]:
             return f"its 95 % interval [{mine[0]:,.1f}–{mine[1]:,.1f}] overlaps an earlier run's [{lo:,.1f}–{hi:,.1f}]"
     return None
@@ -80,15 +84,6 @@ def _sample(stats: Stats | None) -> tuple[float, float, int] | None:
     return mean, std, n
 
 
-def _usual(samples: list[tuple[float, float, int]]) -> list[tuple[float, float, int]]:
-    """The samples without a standard error (std ÷ √n) far above the others' (three or more): a huge spread and a
-    made-up small n widen it alike."""
-    if len(samples) < 3:
-        return samples
-    typical = statistics.median(std / math.sqrt(n) for _mean, std, n in samples)
-    return [s for s in samples if s[1] / math.sqrt(s[2]) <= SPREAD_OUTLIER * typical]
-
-
 def _means_close(field: str, new: LevelResult, olds: list[LevelResult]) -> str | None:
     """The mean lies within Z standard errors of an earlier run's mean; None when it clears every one, or when a
     run kept no per-request samples (n) to judge by."""
@@ -97,7 +92,7 @@ def _means_close(field: str, new: LevelResult, olds: list[LevelResult]) -> str |
     if mine is None or not theirs or any(t is None for t in theirs):
         return None
     mean, std, n = mine
-    for other in _usual([t for t in theirs if t is not None]):
+    for other in _ordinary([t for t in theirs if t is not None], lambda t: t[1] / math.sqrt(t[2])):
         o_mean, o_std, o_n = other
         error = math.sqrt(std**2 / n + o_std**2 / o_n)
         if error and abs(mean - o_mean) < Z * error:
