@@ -5,10 +5,12 @@ vLLM CPU image (`python tools/docker_env.py up`).
 What it prints per refresh: the outcome counts, every figure called regressed or improved, the figures withheld
 because a level's tokens reached the client in bursts (catalogue.engine_timing), and the earlier runs left out as
 measured with the machine in another state (catalogue.machine_speed). Target: no refresh with nothing
-changed calls anything regressed, while `max-num-seqs: 1` at c=4 is."""
+changed calls anything regressed, while `max-num-seqs: 1` at c=4 is. `BENCH_KEEP=DIR` keeps the refreshed example
+(every run file) in DIR, a folder that must not exist yet."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -84,3 +86,6 @@ def bench_nochange(port: int) -> None:
         caught = any(line.startswith("  regressed: c4") for line in slow)
         print(f"no-change refreshes that flagged a regression: {flagged} of {REFRESHES} (target 0)")
         print(f"max-num-seqs 1 flagged at c4: {'yes' if caught else 'no'} (target yes)")
+        if keep := os.environ.get("BENCH_KEEP"):  # the runs, to study the noise: a folder that must not exist yet
+            shutil.copytree(folder, Path(keep))
+            print(f"runs kept in {keep}")

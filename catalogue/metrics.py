@@ -111,6 +111,18 @@ METRICS: list[Metric] = [
 ]
 BY_NAME = {m.name: m for m in METRICS}
 
+ENGINE_CLOCK: list[Metric] = [
+    Metric("engine_ttft_ms", "TTFT mean, engine's clock", "ms", False, False, lambda lv: _engine(lv, "ttft_ms")),
+    Metric("engine_tpot_ms", "TPOT mean, engine's clock", "ms", False, False, lambda lv: _engine(lv, "tpot_ms")),
+]
+"""The server's own mean latencies over a level (catalogue.engine_timing), read from vLLM's /metrics: what the
+regression check judges a level on when its tokens reached the client in bursts. Not on pages: a client figure is
+what a user waits for."""
+
+
+def _engine(level: LevelResult, field: str) -> float | None:
+    return getattr(level.engine, field) if level.engine is not None else None
+
 
 def metric_value(level: LevelResult, name: str) -> float | None:
     """A level's figure by metric name, as a float."""

@@ -5,8 +5,9 @@ the newest of them.
 A figure has changed by the band rules of catalogue.regression_rules: out of the recipe's ratio band around the
 median, out of the band of most of the window's runs, beyond three MADs of them, repeated when inside the squared band,
 or a drift against the oldest run. A tail percentile is judged only from enough requests to be more than their
-maximum, and a latency only from a level whose tokens reached the client as the engine made them
-(catalogue.engine_timing: not in bursts). The runner prints the report after a refresh; the recipe page marks the
+maximum. A level whose tokens reached the client in bursts (catalogue.engine_timing) is judged on the engine's clock
+alone (its mean TTFT and TPOT from vLLM's /metrics), and no earlier such level is a baseline for the client's
+latencies. The runner prints the report after a refresh; the recipe page marks the
 regressed runs in its history."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.engine_timing import level_bursts
 from catalogue.machine_speed import other_state, same_level_state
-from catalogue.metrics import BY_NAME, Metric, p99_withheld
+from catalogue.metrics import BY_NAME, ENGINE_CLOCK, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
 from catalogue.regression_rules import Change, agreeing, disagree, outside
 from catalogue.regression_samples import within_sampling_noise
@@ -30,7 +31,7 @@ COMPARED = ("generation_tps", "total_tps", "prefill_tps", "ttft_mean_ms", "ttft_
 """The figures compared: throughputs and latencies (not the one-second peak, a single bucket)."""
 TIMED = frozenset({"prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", "e2e_mean_ms"})
 """The figures read off the client's clock per request: an earlier level whose tokens arrived in bursts is no
-baseline for them (a new such level is judged on nothing: catalogue.engine_timing)."""
+baseline for them (a new such level is judged on the engine's clock: metrics.ENGINE_CLOCK)."""
 WINDOW = 5
 """How many earlier comparable runs the baseline's median takes."""
 
@@ -124,15 +125,18 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
         if state := _state_unjudged(len(alike) < len(old_levels) and not any(name in lv for lv in alike)):
             out += [Row(name, BY_NAME[m], None, None, "not enough data", state, withheld=True) for m in COMPARED]
             continue
-        for metric in (BY_NAME[m] for m in COMPARED):
+        if burst:  # the stall idled a closed loop's server too: its throughput measured the stall as well
+            out += [
+                Row(name, BY_NAME[m], None, float(v), "not enough data", burst, withheld=True)
+                for m in COMPARED
+                if (v := BY_NAME[m].get(new)) is not None
+            ]
+        for metric in ENGINE_CLOCK if burst else [BY_NAME[m] for m in COMPARED]:
             if metric.name == "ttft_p99_ms" and (why := p99_withheld(new)):
                 out.append(Row(name, metric, None, None, "not enough data", why, withheld=True))
                 continue
             b = metric.get(new)
             if b is None:
-                continue
-            if burst:  # the stall idled a closed loop's server too: its throughput measured the stall as well
-                out.append(Row(name, metric, None, float(b), "not enough data", burst, withheld=True))
                 continue
             olds = [
                 lv[name]

@@ -252,7 +252,8 @@ def test_a_level_whose_tokens_arrived_in_bursts_has_its_latencies_withheld(tmp_p
         levels = []
         for lv in run.levels:
             if lv.concurrency == 1:
-                engine = EngineTiming(requests=8, ttft_ms=lv.ttft_ms.mean * ttft_factor, finished=8, tpot_ms=1.8)
+                # the engine's clock saw no change: the stall lay between it and the client
+                engine = EngineTiming(requests=8, ttft_ms=lv.ttft_ms.mean, finished=8, tpot_ms=1.8)
                 lv = lv.model_copy(
                     update={
                         "ttft_ms": lv.ttft_ms.model_copy(update={"mean": lv.ttft_ms.mean * ttft_factor}),
@@ -277,6 +278,40 @@ def test_a_level_whose_tokens_arrived_in_bursts_has_its_latencies_withheld(tmp_p
     steady = c1_with(after, 3.84, 1.9)
     found = report([before, steady], steady, RegressionBand())
     assert "ttft_mean_ms" in {c.metric.name for c in found.regressions if c.level == "c1"}
+
+
+def test_a_level_in_bursts_is_judged_on_the_engines_clock(tmp_path, repo):
+    """`max-num-seqs: 1` at c=4, measured: the client read TPOT 2.05 ms against the engine's 2.69 (0.76: bursts, its
+    first tokens queued behind the API server), so the client's figures are withheld; the engine's own mean TTFT,
+    104.8 ms against 11.6, is regressed. The measured stall of a no-change refresh (client TTFT 50.5 ms, the
+    engine's 7.0 against 8.4) stays within noise on the engine's clock."""
+    from catalogue.engine_timing import EngineTiming
+
+    entry = slower_copy(tmp_path, repo, 1.0)
+    before, after = entry.runs
+
+    def c4_with(run, engine_ttft: float, engine_tpot: float, client_tpot: float):
+        levels = []
+        for lv in run.levels:
+            if lv.concurrency == 4:
+                engine = EngineTiming(requests=90, ttft_ms=engine_ttft, finished=90, tpot_ms=engine_tpot)
+                lv = lv.model_copy(
+                    update={"tpot_ms": lv.tpot_ms.model_copy(update={"mean": client_tpot}), "engine": engine}
+                )
+            levels.append(lv)
+        return run.model_copy(update={"levels": levels})
+
+    old = c4_with(before, 11.6, 2.79, 2.78)
+    queued = c4_with(after, 104.8, 2.69, 2.05)
+    c4 = {r.metric.name: r for r in report([old, queued], queued, RegressionBand()).rows if r.level == "c4"}
+    assert c4["ttft_mean_ms"].outcome == c4["generation_tps"].outcome == "not enough data"
+    assert c4["engine_ttft_ms"].outcome == "regressed" and c4["engine_tpot_ms"].outcome == "within noise"
+    stalled = c4_with(after, 7.0 * 11.6 / 8.4, 2.19 * 2.79 / 2.2, 0.95 * 2.79 / 2.2)
+    c4 = {r.metric.name: r for r in report([old, stalled], stalled, RegressionBand()).rows if r.level == "c4"}
+    assert c4["engine_ttft_ms"].outcome == c4["engine_tpot_ms"].outcome == "within noise"
+    assert c4["ttft_mean_ms"].outcome == "not enough data"
+    steady = c4_with(after, 11.6, 2.79, 2.78)  # not in bursts: judged on the client's figures, as a user waits
+    assert "engine_ttft_ms" not in {r.metric.name for r in report([old, steady], steady, RegressionBand()).rows}
 
 
 def test_a_mean_latency_changes_only_beyond_its_sampling_noise(tmp_path, repo):
