@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from catalogue.benchmark import Capacity, LevelResult, RateLevel
 from catalogue.capacity_verdict import CONFIDENCE, Verdict, judge, judge_pooled, latency_margin
-from catalogue.request_samples import fewest_to_meet
-from catalogue.slo import OpenLoop, Slo
+from catalogue.probe_size import probe_requests
+from catalogue.slo import Slo
 
 __all__ = [
     "CONFIDENCE",
@@ -55,12 +55,6 @@ MAX_TRIES = 3
 MISS_TRIES = 2
 """Probes at a missing rate that lies below a passing one (an isolated miss: noise, or a real dip) before the
 search believes it."""
-
-WINDOW_E2E = 30
-"""A probe's window is at least this many end-to-end latencies. Near capacity a queue's waits stay alike for far
-longer than one request: on the queue model of tests/test_capacity_queue.py (20 s requests) 10 latencies let a
-probe decide wrongly in half the searches; 30 (600 s there, MLPerf's minimum run) kept the truth inside the
-published interval in 17 of 20."""
 
 
 @dataclass(frozen=True)
@@ -197,15 +191,6 @@ def retry(points: Sequence[Point]) -> float | None:
         if not p.verdict.meets and p.tries < MISS_TRIES and any(rate > p.rate for rate in passed):
             return p.rate
     return None
-
-
-def probe_requests(open_loop: OpenLoop, slo: Slo, rate: float, e2e_ms: float | None, judged: int = 0) -> int:
-    """Requests a probe at `rate` sends: the recipe's window and minimum and a window of WINDOW_E2E end-to-end
-    latencies; at a rate measured before (`judged` requests so far, still undecided), also enough more to show the
-    SLO percentile met at CONFIDENCE if none of them exceeds it (MLPerf's early stopping: extend while undecided)."""
-    window = max(open_loop.min_window_s, WINDOW_E2E * (e2e_ms or 0) / 1000)
-    more = fewest_to_meet(slo.percentile, CONFIDENCE) - judged if judged else 0
-    return max(open_loop.min_requests, more, math.ceil(rate * window))
 
 
 def knee(a: Point, b: Point) -> float | None:

@@ -126,13 +126,13 @@ def _pooled(levels: Sequence[RateLevel], slo: Slo) -> Verdict:
 
 def _decided(levels: Sequence[RateLevel], slo: Slo, margin: float | None) -> Verdict:
     """Each limit by the early-stopping rule on the pooled counts: any decided miss misses; all met meets."""
-    n = sum(_judged(lv) for lv in levels)
+    n = sum(judged_requests(lv) for lv in levels)
     outcomes = []
     for key, limit in slo.limits.items():
-        counts = [_by_key(lv.exceed, key, 0) for lv in levels]
-        shares = [_by_key(lv.independent, key, 1.0) for lv in levels]
+        counts = [by_key(lv.exceed, key, 0) for lv in levels]
+        shares = [by_key(lv.independent, key, 1.0) for lv in levels]
         over = int(sum(counts))
-        n_eff = sum(_judged(lv) * share for lv, share in zip(levels, shares))
+        n_eff = sum(judged_requests(lv) * share for lv, share in zip(levels, shares))
         over_eff = sum(count * share for count, share in zip(counts, shares))
         outcome = decide_effective(n_eff, over_eff, slo.percentile, CONFIDENCE)
         worth = f", worth {n_eff:.0f} independent" if n_eff < n * 0.95 else ""
@@ -147,12 +147,12 @@ def _decided(levels: Sequence[RateLevel], slo: Slo, margin: float | None) -> Ver
     return Verdict(True, "meets", margin)
 
 
-def _by_key(values: Mapping[Any, float] | None, key: str, default: float) -> float:
+def by_key(values: Mapping[Any, float] | None, key: str, default: float) -> float:
     """A per-limit figure of a level, by goodput key."""
     return float((values or {}).get(key, default))
 
 
-def _judged(level: RateLevel) -> int:
+def judged_requests(level: RateLevel) -> int:
     """Requests of a level the early-stopping rule counts (all completed ones for a file without the warm-up)."""
     return level.judged if level.judged is not None else level.completed or 0
 

@@ -101,8 +101,7 @@ def search(
             stopped = step.stopped
             break
         earlier = by_rate(progress).get(step.rate, [])
-        judged = sum(lv.judged if lv.judged is not None else lv.completed or 0 for lv in earlier)
-        requests = capacity.probe_requests(open_loop, slo, step.rate, e2e_estimate(progress, slo), judged)
+        requests = capacity.probe_requests(open_loop, slo, step.rate, e2e_estimate(progress, slo), earlier)
         cost = requests / step.rate + (max(spent) if spent else OVERHEAD_S)
         if clock() - started + cost > open_loop.search_budget_s:
             stopped = (

@@ -1,0 +1,74 @@
+"""How many requests a capacity probe sends (catalogue.capacity's search; runner.capacity_search sends them).
+
+A probe must last long enough to measure the server rather than its start: the recipe's window and minimum, and
+WINDOW_E2E end-to-end latencies. It must also be able to decide: the early-stopping rule
+(catalogue.request_samples.decide) shows a p95 met at 99 % only from 90 judged requests with none above the limit,
+and a probe's first WARMUP share is not judged, so a first probe smaller than 100 requests could only ever miss or be
+undecided. At a rate still undecided after a probe, the next one is sized from what the pooled probes saw: the
+share of requests above each limit and how independent they were (a queue near capacity keeps long waits for many
+requests in a row), to the size at which that share would decide, and no larger than a first probe. Before, a retry sent "90 minus those judged", lost a tenth of it to the warm-up and a share to autocorrelation, and
+a third probe was needed at most rates of the tiny CPU server's capacity bench."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from catalogue.benchmark import RateLevel
+from catalogue.capacity_verdict import CONFIDENCE, by_key, judged_requests
+from catalogue.request_samples import WARMUP, decide_effective, fewest_to_meet
+from catalogue.slo import OpenLoop, Slo
+
+WINDOW_E2E = 30
+"""A probe's window is at least this many end-to-end latencies. Near capacity a queue's waits stay alike for far
+longer than one request: on the queue model of tests/test_capacity_queue.py (20 s requests) 10 latencies let a
+probe decide wrongly in half the searches; 30 (600 s there, MLPerf's minimum run) kept the truth inside the
+published interval in 17 of 20."""
+
+MOST_TIMES = 4
+"""A retry aims at most this many times the fewest judged requests that can show the percentile met (360 for p95 at
+99 %): a share of requests over the limit this close to the percentile's own is settled after the rate's tries."""
+
+
+def probe_requests(
+    open_loop: OpenLoop, slo: Slo, rate: float, e2e_ms: float | None, earlier: Sequence[RateLevel] = ()
+) -> int:
+    """Requests a probe at `rate` sends: its window (the recipe's, and WINDOW_E2E end-to-end latencies), enough to
+    decide on a first probe, and at a rate measured before (`earlier`, still undecided) enough more for the share
+    over the limits seen so far to decide the pooled verdict (MLPerf's early stopping: extend while undecided), at
+    most a first probe's size: where requests are so alike in a row that the count to decide runs to many windows
+    (the queue model's), longer retries cost hours and kept the truth inside no more intervals; the rate's tries
+    and the search's budget decide there."""
+    window = math.ceil(rate * max(open_loop.min_window_s, WINDOW_E2E * (e2e_ms or 0) / 1000))
+    first = max(open_loop.min_requests, window, math.ceil(fewest_to_meet(slo.percentile, CONFIDENCE) / (1 - WARMUP)))
+    if not earlier:
+        return first
+    return max(open_loop.min_requests, window, min(more_to_decide(earlier, slo), first))
+
+
+def more_to_decide(levels: Sequence[RateLevel], slo: Slo) -> int:
+    """Requests to send beyond `levels` (one rate's probes so far) for each limit's share over it to be decided,
+    counting the warm-up and the independent share of the next probe as those of the ones before."""
+    judged = sum(judged_requests(lv) for lv in levels)
+    if not judged:
+        return math.ceil(fewest_to_meet(slo.percentile, CONFIDENCE) / (1 - WARMUP))
+    most = MOST_TIMES * fewest_to_meet(slo.percentile, CONFIDENCE)
+    more = 0.0
+    for key in slo.limits:
+        n_eff = sum(judged_requests(lv) * by_key(lv.independent, key, 1.0) for lv in levels)
+        over_eff = sum(by_key(lv.exceed, key, 0) * by_key(lv.independent, key, 1.0) for lv in levels)
+        if not n_eff or decide_effective(n_eff, over_eff, slo.percentile, CONFIDENCE) != "undecided":
+            continue
+        target = effective_to_decide(n_eff, over_eff, slo.percentile, most)
+        more = max(more, (target - n_eff) / (n_eff / judged))  # judged requests, at the share independent so far
+    return math.ceil(more / (1 - WARMUP))
+
+
+def effective_to_decide(n: float, over: float, percentile: int, most: int) -> int:
+    """The fewest effective requests, from `n` up to `most`, at which the share over the limit seen so far
+    (`over` ÷ `n`) decides meets or misses at CONFIDENCE; `most` when none does (a share at the percentile's own)."""
+    share = over / n if n else 0.0
+    for total in range(math.floor(n) + 1, most + 1):
+        if decide_effective(total, share * total, percentile, CONFIDENCE) != "undecided":
+            return total
+    return max(most, math.ceil(n))

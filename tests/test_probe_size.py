@@ -1,0 +1,60 @@
+"""Probe sizing against hand-computed cases: a first probe able to decide, and a retry sized from what the probes at
+its rate saw."""
+
+from __future__ import annotations
+
+import math
+
+from catalogue.benchmark import RateLevel
+from catalogue.probe_size import effective_to_decide, more_to_decide, probe_requests
+from catalogue.request_samples import decide_effective
+from catalogue.slo import OpenLoop, Slo
+
+SLO = Slo(percentile=95, ttft=100)
+OPEN_LOOP = OpenLoop(rates=[], min_window_s=5, min_requests=10)
+
+
+def probe(judged: int, over: int, independent: float = 1.0) -> RateLevel:
+    return RateLevel(
+        offered_rps=6, completed=judged, judged=judged, exceed={"ttft": over}, independent={"ttft": independent}
+    )
+
+
+def test_a_first_probe_can_show_the_percentile_met():
+    """p95 at 99 %: 90 judged requests all within the limit (0.95^90 = 0.0099), and the first tenth is warm-up, so
+    100 are sent, where a 5 s window at 6 req/s is 30 requests that could never show it met."""
+    assert probe_requests(OPEN_LOOP, SLO, 6.0, 50.0) == 100
+    assert probe_requests(OPEN_LOOP, SLO, 40.0, 50.0) == 200  # the window is longer: 5 s at 40 req/s
+    assert probe_requests(OPEN_LOOP, SLO, 1.0, 20_000.0) == 600  # 30 end-to-end latencies of 20 s
+
+
+def test_a_retry_reaches_the_count_that_decides():
+    """The measured case: 72 then 9 judged, none over the limit, 81 < 90, a third probe. Now 9 more judged are
+    needed, sent as 10 (the warm-up's tenth); the old sizing sent 90 − 81 = 9, 8 of them judged: 89."""
+    assert decide_effective(81, 0, 95, 0.99) == "undecided" and decide_effective(90, 0, 95, 0.99) == "meets"
+    assert more_to_decide([probe(72, 0), probe(9, 0)], SLO) == 10
+
+
+def test_a_retry_after_an_exceedance_is_sized_from_its_share():
+    """1 of 90 over the limit: P(X ≤ 1 | 90, 0.05) = 0.057, undecided. At that share (1/90) the fewest that decide
+    'meets' is the first n with P(X ≤ ⌈n/90⌉ | n, 0.05) ≤ 0.01; one request fewer does not."""
+    target = effective_to_decide(90, 1, 95, 360)
+    assert decide_effective(target, target / 90, 95, 0.99) == "meets"
+    assert all(decide_effective(n, n / 90, 95, 0.99) == "undecided" for n in range(91, target))
+    assert more_to_decide([probe(90, 1)], SLO) == math.ceil((target - 90) / 0.9)
+
+
+def test_autocorrelated_requests_count_for_less():
+    """Half independent: 90 judged are worth 45; 45 more effective take 90 more judged, 100 sent."""
+    assert more_to_decide([probe(90, 0, independent=0.5)], SLO) == 100
+
+
+def test_a_share_at_the_percentile_aims_at_the_cap():
+    """5 of 100 over a p95 limit is the percentile's own share: no count decides it, so the retry aims at 4 × 90."""
+    assert effective_to_decide(100, 5, 95, 360) == 360
+    assert more_to_decide([probe(100, 5)], SLO) == math.ceil(260 / 0.9)
+
+
+def test_a_decided_limit_asks_for_nothing_more():
+    assert more_to_decide([probe(90, 0)], SLO) == 0
+    assert probe_requests(OPEN_LOOP, SLO, 6.0, 50.0, [probe(90, 0)]) == 30  # the window alone
