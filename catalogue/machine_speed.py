@@ -10,8 +10,10 @@ after: the machine's speed moves within minutes, so a single reading decides not
 
 So the client also takes the calibration just before and just after every level (runner/driver.py, `calibration_ms`
 of the level), with the server up: an earlier run's level is compared with a level only when their before-readings
-are within MACHINE_RATIO. With the tiny CPU server up and idle the reading is about 10 ms where it is 5.2 without it
-(its engine keeps one of the two CPUs busy), so a level's reading is the machine as the server leaves it."""
+are within MACHINE_RATIO, and a level whose reading after it is LEVEL_SHIFT times the one before is neither judged
+nor a baseline (other work started during it). With the tiny CPU server up and idle the reading is about 10 ms where
+it is 5.2 without it (its engine keeps one of the two CPUs busy), so a level's reading is the machine as the server
+leaves it."""
 
 from __future__ import annotations
 
@@ -79,11 +81,30 @@ def _levels_read(run: BenchmarkRun) -> bool:
 
 
 def level_reading(level: object) -> float | None:
-    """The client's calibration just before the level; None when it took none. The reading after it is kept in
-    the run but not compared: it catches the server still finishing the level's work (measured on the tiny CPU
-    server: 13.1-15.7 ms after levels whose before-readings were 10.2-10.4)."""
+    """The client's calibration just before the level; None when it took none. The reading after it is not compared
+    with other levels: it catches the server still finishing the level's work (measured on the tiny CPU server:
+    13.1-15.7 ms after levels whose before-readings were 10.2-10.4); only one far above it says other work started
+    (`level_shifted`)."""
     found = getattr(level, "calibration_ms", None)
     return float(found[0]) if found else None
+
+
+LEVEL_SHIFT = 1.75
+"""A level whose calibration after it reads more than this many times the one before it ran while other work took
+the CPUs: measured on the tiny CPU server with the machine otherwise quiet, after ÷ before reached 1.62 (81 levels of
+18 refreshes); with tests run beside it, 2.0-4.3."""
+
+
+def level_shifted(level: object) -> str | None:
+    """Why the machine changed speed during a level (its reading after it is LEVEL_SHIFT times the one before: other
+    work started), or None. Such a level is neither judged nor a baseline (catalogue.regression)."""
+    found = getattr(level, "calibration_ms", None)
+    if not found or len(found) < 2 or not found[0]:
+        return None
+    before, after = float(found[0]), float(found[1])
+    if after <= LEVEL_SHIFT * before:
+        return None
+    return f"the machine slowed during this level (CPU calibration {before:g} ms before it, {after:g} ms after)"
 
 
 def level_apart(level: object, earlier: object) -> float | None:

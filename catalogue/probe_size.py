@@ -6,8 +6,9 @@ WINDOW_E2E end-to-end latencies. It must also be able to decide: the early-stopp
 and a probe's first WARMUP share is not judged, so a first probe smaller than 100 requests could only ever miss or be
 undecided. At a rate still undecided after a probe, the next one is sized from what the pooled probes saw: the
 share of requests above each limit and how independent they were (a queue near capacity keeps long waits for many
-requests in a row), to the size at which that share would decide, and no larger than a first probe. Before, a retry sent "90 minus those judged", lost a tenth of it to the warm-up and a share to autocorrelation, and
-a third probe was needed at most rates of the tiny CPU server's capacity bench."""
+requests in a row), to the size at which that share would decide, and no larger than a first probe. Before, a
+retry sent "90 minus those judged", lost a tenth of it to the warm-up and a share to autocorrelation, and a third
+probe was needed at most rates of the tiny CPU server's capacity bench."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.engine_timing import level_bursts
-from catalogue.machine_speed import other_state, same_level_state
+from catalogue.machine_speed import level_shifted, other_state, same_level_state
 from catalogue.metrics import BY_NAME, ENGINE_CLOCK, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
 from catalogue.regression_rules import Change, agreeing, disagree, outside
@@ -121,8 +121,15 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
     old_levels = [_levels(run) for run in earlier]
     for name, new in _levels(after).items():
         burst = level_bursts(new)
-        alike = [lv for lv in old_levels if name not in lv or same_level_state(new, lv[name])]
-        if state := _state_unjudged(len(alike) < len(old_levels) and not any(name in lv for lv in alike)):
+        alike = [
+            lv
+            for lv in old_levels
+            if name not in lv or (same_level_state(new, lv[name]) and not level_shifted(lv[name]))
+        ]
+        state = level_shifted(new) or _state_unjudged(
+            len(alike) < len(old_levels) and not any(name in lv for lv in alike)
+        )
+        if state:
             out += [Row(name, BY_NAME[m], None, None, "not enough data", state, withheld=True) for m in COMPARED]
             continue
         if burst:  # the stall idled a closed loop's server too: its throughput measured the stall as well

@@ -154,3 +154,29 @@ def test_an_earlier_run_whose_state_changed_during_it_is_no_baseline(tmp_path, r
     found = report([*real, calibrated(wide, 1e-6, 1e6), lonely], lonely, RegressionBand())
     c1 = {r.metric.name: r for r in found.rows if r.level == "c1"}
     assert c1["generation_tps"].outcome == "not enough data"  # 1e-6 before its c1 matches no state
+
+
+def test_a_level_the_machine_slowed_during_is_neither_judged_nor_a_baseline(tmp_path, repo):
+    """Measured in a no-change bench with tests run beside it: c1 read 16.04 ms before and 32.4 ms after (2.02x) and
+    0.47x generation against the refresh before it, 'regressed'. A level whose reading after it is 1.75x the one
+    before is not judged, and says why; 15 ms after 10 (the server finishing its work, 1.5x) changes nothing. As an
+    earlier run's level it is no baseline: a 0.5x run after a 1.0x whose c1 slowed and a 0.5x is judged on the 0.5x."""
+    runs = series(tmp_path, repo, [1.0, 1.0, 1.0, 0.47])
+    idle = {1: (9.8, 9.9), 2: (9.7, 10.0), 4: (9.8, 15.0)}
+    earlier = [levels_calibrated(run, idle) for run in runs[:3]]
+    new = levels_calibrated(runs[3], {1: (9.9, 19.9), 2: (9.9, 10.1), 4: (10.0, 15.0)})
+    rows = {(r.level, r.metric.name): r for r in report([*earlier, new], new, RegressionBand()).rows}
+    assert rows[("c1", "generation_tps")].outcome == "not enough data"
+    assert rows[("c1", "generation_tps")].why == (
+        "the machine slowed during this level (CPU calibration 9.9 ms before it, 19.9 ms after)"
+    )
+    assert rows[("c2", "generation_tps")].outcome == rows[("c4", "generation_tps")].outcome == "regressed"
+    # without the rule, 1.0 and 0.5 are two earlier runs that disagree: 'not enough data'
+    first, second, third = series(tmp_path / "low", repo, [1.0, 0.5, 0.5])
+    slowed = levels_calibrated(first, {1: (9.8, 30.0), 2: (9.7, 10.0), 4: (9.8, 9.9)})
+    second, third = (levels_calibrated(run, idle) for run in (second, third))
+    c1 = {r.metric.name: r for r in report([slowed, second, third], third, RegressionBand()).rows if r.level == "c1"}
+    assert c1["generation_tps"].outcome == "within noise"
+    assert c1["generation_tps"].median == pytest.approx(second.levels[0].generation_tps)
+    c2 = {r.metric.name: r for r in report([slowed, second, third], third, RegressionBand()).rows if r.level == "c2"}
+    assert c2["generation_tps"].outcome == "not enough data" and "disagree" in c2["generation_tps"].why
