@@ -10,6 +10,7 @@ runs SEARCHES times first, and the spread of its answers is printed (target: wit
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -19,8 +20,9 @@ from pathlib import Path
 import yaml
 
 from benchmarks.synthetic import REPO
-from catalogue.capacity import start
+from catalogue.capacity import CONFIDENCE, start
 from catalogue.loading import load_entry
+from catalogue.request_samples import WARMUP, fewest_to_meet
 
 RECIPE = "tiny-cpu-capacity"
 GRID = 8
@@ -40,10 +42,12 @@ def _refresh(root: Path, port: int, *extra: str) -> dict:
     return json.loads(run_file.read_text())
 
 
-def _set_open_loop(folder: Path, rates: list[float]) -> None:
+def _set_open_loop(folder: Path, rates: list[float], min_requests: int | None = None) -> None:
     path = folder / "recipe.yaml"
     data = yaml.safe_load(path.read_text())
     data["sweep"]["open_loop"]["rates"] = rates
+    if min_requests is not None:
+        data["sweep"]["open_loop"]["min_requests"] = min_requests
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
@@ -95,14 +99,22 @@ def bench_capacity(port: int) -> None:
         centre = cap.get("rps") or start(load_entry(folder).latest.levels, recipe.sweep.slo)[0]
         low = centre / STEP ** (GRID // 2)
         grid = [round(low * STEP**i, 3) for i in range(GRID)]
-        _set_open_loop(folder, grid)
+        # at the same confidence: each rate sends what a first probe sends, enough to show the percentile met
+        decidable = math.ceil(fewest_to_meet(recipe.sweep.slo.percentile, CONFIDENCE) / (1 - WARMUP))
+        _set_open_loop(folder, grid, min_requests=decidable)
         gridded = _refresh(root, port)
         walls = _walls(gridded, "r")
         grid_s = sum(wall for wall, _ in walls.values())
         verdicts = [(lv["offered_rps"], lv.get("verdict") == "meets") for lv in gridded["rates"]]
         met = [rate for rate, ok in verdicts if ok]
         missed = [rate for rate, ok in verdicts if not ok and (not met or rate > max(met))]
-        print(f"grid: {GRID} rates {grid[0]:g}..{grid[-1]:g} req/s ({STEP - 1:.0%} apart, around the search's answer)")
+        print(
+            f"grid: {GRID} rates {grid[0]:g}..{grid[-1]:g} req/s ({STEP - 1:.0%} apart, around the search's answer; "
+            f"at least {decidable} requests each)"
+        )
+        undecided = [lv["offered_rps"] for lv in gridded["rates"] if str(lv.get("verdict", "")).startswith("undecided")]
+        if undecided:
+            print(f"grid: undecided at {', '.join(f'{rate:g}' for rate in undecided)} req/s (no retries in a grid)")
         print(
             f"grid: {grid_s:.1f} s; capacity {max(met) if met else 'below the grid'} req/s, "
             f"{min(missed) if missed else 'none above it'} missed"
