@@ -357,8 +357,9 @@ def test_a_committed_run_reproduces_then_a_slower_flag_is_caught_as_a_regression
     both = f"regression check: {slow.stamp} against the median of 2 earlier runs (newest {again.stamp}): "
     alone = f"regression check: {slow.stamp} against {again.stamp}: "
     assert report.startswith(both) or (report.startswith(alone) and f"left out: {committed.stamp}: " in report), report
-    # one stream at a time where four were batched: c4 slows beyond the band (generation, or TTFT from the queue)
-    assert re.search(r"\n  regressed: c4 (Generation|TTFT mean|E2E mean): ", report), report
+    # one stream at a time where four were batched: c4 slows beyond the band (generation, or TTFT from the queue; on
+    # the engine's clock when its first tokens queued behind the API server and reached the client in bursts)
+    assert re.search(r"\n  regressed: c4 (Generation|TTFT mean|TTFT mean, engine's clock|E2E mean): ", report), report
     assert "flags: +--max-num-seqs 1" in report and "🔴 regressed" in table.read_text()
     page = render_recipe(load_entry(folder)).markdown()
     assert "regressed: c4 " in page and "flags: +--max-num-seqs 1" in page
