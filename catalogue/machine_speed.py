@@ -91,8 +91,8 @@ def level_reading(level: object) -> float | None:
 
 LEVEL_SHIFT = 1.75
 """A level whose calibration after it reads more than this many times the one before it ran while other work took
-the CPUs: measured on the tiny CPU server with the machine otherwise quiet, after ÷ before reached 1.62 (81 levels of
-18 refreshes); with tests run beside it, 2.0-4.3."""
+the CPUs: measured on the tiny CPU server with the machine otherwise quiet, after ÷ before reached 1.62 (80 levels of
+20 refreshes in docker); with tests run beside it, 2.0-4.3."""
 
 
 def level_shifted(level: object) -> str | None:
