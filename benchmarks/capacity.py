@@ -10,7 +10,6 @@ runs SEARCHES times first, and the spread of its answers is printed (target: wit
 from __future__ import annotations
 
 import json
-import math
 import shutil
 import subprocess
 import sys
@@ -20,9 +19,9 @@ from pathlib import Path
 import yaml
 
 from benchmarks.synthetic import REPO
-from catalogue.capacity import CONFIDENCE, start
+from catalogue.capacity import start
 from catalogue.loading import load_entry
-from catalogue.request_samples import WARMUP, fewest_to_meet
+from catalogue.probe_size import deciding
 
 RECIPE = "tiny-cpu-capacity"
 GRID = 8
@@ -99,8 +98,8 @@ def bench_capacity(port: int) -> None:
         centre = cap.get("rps") or start(load_entry(folder).latest.levels, recipe.sweep.slo)[0]
         low = centre / STEP ** (GRID // 2)
         grid = [round(low * STEP**i, 3) for i in range(GRID)]
-        # at the same confidence: each rate sends what a first probe sends, enough to show the percentile met
-        decidable = math.ceil(fewest_to_meet(recipe.sweep.slo.percentile, CONFIDENCE) / (1 - WARMUP))
+        # at the same confidence: each rate sends enough requests to show the percentile met
+        decidable = deciding(recipe.sweep.slo)
         _set_open_loop(folder, grid, min_requests=decidable)
         gridded = _refresh(root, port)
         walls = _walls(gridded, "r")

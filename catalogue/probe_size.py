@@ -1,14 +1,14 @@
 """How many requests a capacity probe sends (catalogue.capacity's search; runner.capacity_search sends them).
 
 A probe must last long enough to measure the server rather than its start: the recipe's window and minimum, and
-WINDOW_E2E end-to-end latencies. It must also be able to decide: the early-stopping rule
-(catalogue.request_samples.decide) shows a p95 met at 99 % only from 90 judged requests with none above the limit,
-and a probe's first WARMUP share is not judged, so a first probe smaller than 100 requests could only ever miss or be
-undecided. At a rate still undecided after a probe, the next one is sized from what the pooled probes saw: the
-share of requests above each limit and how independent they were (a queue near capacity keeps long waits for many
-requests in a row), to the size at which that share would decide, and no larger than a first probe. Before, a
-retry sent "90 minus those judged", lost a tenth of it to the warm-up and a share to autocorrelation, and a third
-probe was needed at most rates of the tiny CPU server's capacity bench."""
+WINDOW_E2E end-to-end latencies. A first probe at a rate sends that: a rate well over its limits is decided to miss
+by a handful of requests (two of two over a p95 limit: 0.05² < 1 %), so a larger first probe only spends the
+search's budget where it misses. A rate that meets needs more (a p95 at 99 %: 90 judged requests, none over the
+limit), so a rate still undecided is probed again, sized from what its pooled probes saw: the share of requests
+above each limit and how independent they were (a queue near capacity keeps long waits for many requests in a
+row), to the size at which that share would decide, net of the next probe's warm-up, and at most `deciding` requests
+or the window. Before, a retry sent "90 minus those judged", lost a tenth of it to the warm-up and a share to
+autocorrelation, and a third probe was needed at most rates of the tiny CPU server's capacity bench."""
 
 from __future__ import annotations
 
@@ -34,17 +34,24 @@ MOST_TIMES = 4
 def probe_requests(
     open_loop: OpenLoop, slo: Slo, rate: float, e2e_ms: float | None, earlier: Sequence[RateLevel] = ()
 ) -> int:
-    """Requests a probe at `rate` sends: its window (the recipe's, and WINDOW_E2E end-to-end latencies), enough to
-    decide on a first probe, and at a rate measured before (`earlier`, still undecided) enough more for the share
-    over the limits seen so far to decide the pooled verdict (MLPerf's early stopping: extend while undecided), at
-    most a first probe's size: where requests are so alike in a row that the count to decide runs to many windows
-    (the queue model's), longer retries cost hours and kept the truth inside no more intervals; the rate's tries
-    and the search's budget decide there."""
-    window = math.ceil(rate * max(open_loop.min_window_s, WINDOW_E2E * (e2e_ms or 0) / 1000))
-    first = max(open_loop.min_requests, window, math.ceil(fewest_to_meet(slo.percentile, CONFIDENCE) / (1 - WARMUP)))
+    """Requests a probe at `rate` sends: its window (the recipe's, and WINDOW_E2E end-to-end latencies), and at a
+    rate measured before (`earlier`, still undecided) enough more for the share over the limits seen so far to
+    decide the pooled verdict (MLPerf's early stopping: extend while undecided), at most `deciding` requests or the
+    window: where requests are so alike in a row that the count to decide runs to many windows (the queue model's),
+    longer retries cost hours and kept the truth inside no more intervals; the rate's tries and the search's budget
+    decide there."""
+    window = max(
+        open_loop.min_requests, math.ceil(rate * max(open_loop.min_window_s, WINDOW_E2E * (e2e_ms or 0) / 1000))
+    )
     if not earlier:
-        return first
-    return max(open_loop.min_requests, window, min(more_to_decide(earlier, slo), first))
+        return window
+    return max(window, min(more_to_decide(earlier, slo), deciding(slo)))
+
+
+def deciding(slo: Slo) -> int:
+    """Requests to send for the fewest that can show the SLO's percentile met to be judged (after the warm-up): 100
+    for a p95 at 99 %."""
+    return math.ceil(fewest_to_meet(slo.percentile, CONFIDENCE) / (1 - WARMUP))
 
 
 def more_to_decide(levels: Sequence[RateLevel], slo: Slo) -> int:
@@ -52,7 +59,7 @@ def more_to_decide(levels: Sequence[RateLevel], slo: Slo) -> int:
     counting the warm-up and the independent share of the next probe as those of the ones before."""
     judged = sum(judged_requests(lv) for lv in levels)
     if not judged:
-        return math.ceil(fewest_to_meet(slo.percentile, CONFIDENCE) / (1 - WARMUP))
+        return deciding(slo)
     most = MOST_TIMES * fewest_to_meet(slo.percentile, CONFIDENCE)
     more = 0.0
     for key in slo.limits:

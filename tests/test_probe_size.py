@@ -20,12 +20,16 @@ def probe(judged: int, over: int, independent: float = 1.0) -> RateLevel:
     )
 
 
-def test_a_first_probe_can_show_the_percentile_met():
-    """p95 at 99 %: 90 judged requests all within the limit (0.95^90 = 0.0099), and the first tenth is warm-up, so
-    100 are sent, where a 5 s window at 6 req/s is 30 requests that could never show it met."""
-    assert probe_requests(OPEN_LOOP, SLO, 6.0, 50.0) == 100
-    assert probe_requests(OPEN_LOOP, SLO, 40.0, 50.0) == 200  # the window is longer: 5 s at 40 req/s
+def test_a_first_probe_is_its_window_and_a_retry_can_reach_the_deciding_count():
+    """A first probe is its window: 5 s at 6 req/s, 30 requests (a rate far over its limits misses on a handful). A
+    retry after 27 judged, none over, sends up to 100: 90 judged are the fewest that show a p95 met at 99 %
+    (0.95^90 = 0.0099), the first tenth of a probe being warm-up; 63 more judged are needed, so 70 are sent."""
+    assert probe_requests(OPEN_LOOP, SLO, 6.0, 50.0) == 30
+    assert probe_requests(OPEN_LOOP, SLO, 1.0, 50.0) == 10  # the recipe's minimum
     assert probe_requests(OPEN_LOOP, SLO, 1.0, 20_000.0) == 600  # 30 end-to-end latencies of 20 s
+    assert probe_requests(OPEN_LOOP, SLO, 6.0, 50.0, [probe(27, 0)]) == 70
+    assert probe_requests(OPEN_LOOP, SLO, 6.0, 50.0, [probe(90, 0, independent=0.1)]) == 100  # at most 100
+    assert probe_requests(OPEN_LOOP, SLO, 1.0, 20_000.0, [probe(90, 0, independent=0.1)]) == 600  # or the window
 
 
 def test_a_retry_reaches_the_count_that_decides():
