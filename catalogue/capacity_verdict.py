@@ -129,11 +129,8 @@ def _decided(levels: Sequence[RateLevel], slo: Slo, margin: float | None) -> Ver
     n = sum(judged_requests(lv) for lv in levels)
     outcomes = []
     for key, limit in slo.limits.items():
-        counts = [by_key(lv.exceed, key, 0) for lv in levels]
-        shares = [by_key(lv.independent, key, 1.0) for lv in levels]
-        over = int(sum(counts))
-        n_eff = sum(judged_requests(lv) * share for lv, share in zip(levels, shares))
-        over_eff = sum(count * share for count, share in zip(counts, shares))
+        over = int(sum(by_key(lv.exceed, key, 0) for lv in levels))
+        n_eff, over_eff = effective_counts(levels, key)
         outcome = decide_effective(n_eff, over_eff, slo.percentile, CONFIDENCE)
         worth = f", worth {n_eff:.0f} independent" if n_eff < n * 0.95 else ""
         words = f"p{slo.percentile} {LIMIT_LABELS[key]}: {over} of {n} requests over {ms(limit)} ms{worth}"
@@ -145,6 +142,15 @@ def _decided(levels: Sequence[RateLevel], slo: Slo, margin: float | None) -> Ver
     if open_:
         return Verdict(False, f"undecided: {open_[0]} (more requests needed)", margin, undecided=True)
     return Verdict(True, "meets", margin)
+
+
+def effective_counts(levels: Sequence[RateLevel], key: str) -> tuple[float, float]:
+    """One limit's pooled (requests, requests over it) of a rate's probes, each probe's counted at its independent
+    share: what the early-stopping rule decides on."""
+    shares = [by_key(lv.independent, key, 1.0) for lv in levels]
+    n_eff = sum(judged_requests(lv) * share for lv, share in zip(levels, shares))
+    over_eff = sum(by_key(lv.exceed, key, 0) * share for lv, share in zip(levels, shares))
+    return n_eff, over_eff
 
 
 def by_key(values: Mapping[Any, float] | None, key: str, default: float) -> float:

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 
 from catalogue.benchmark import RateLevel
-from catalogue.capacity_verdict import CONFIDENCE, by_key, judged_requests
+from catalogue.capacity_verdict import CONFIDENCE, effective_counts, judged_requests
 from catalogue.request_samples import WARMUP, decide_effective, fewest_to_meet
 from catalogue.slo import OpenLoop, Slo
 
@@ -63,8 +63,7 @@ def more_to_decide(levels: Sequence[RateLevel], slo: Slo) -> int:
     most = MOST_TIMES * fewest_to_meet(slo.percentile, CONFIDENCE)
     more = 0.0
     for key in slo.limits:
-        n_eff = sum(judged_requests(lv) * by_key(lv.independent, key, 1.0) for lv in levels)
-        over_eff = sum(by_key(lv.exceed, key, 0) * by_key(lv.independent, key, 1.0) for lv in levels)
+        n_eff, over_eff = effective_counts(levels, key)
         if not n_eff or decide_effective(n_eff, over_eff, slo.percentile, CONFIDENCE) != "undecided":
             continue
         target = effective_to_decide(n_eff, over_eff, slo.percentile, most)
