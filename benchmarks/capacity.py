@@ -5,11 +5,14 @@ closed-loop levels, as it does in a real refresh, with no planned rates to lean 
 apart (8 rates x 10 % cover a 1.9x range): what someone without a search would run to pin the capacity to 10 %,
 placed around the search's answer (generous to the grid). Reported: probes, wall time of the open-loop part, the
 capacity each finds, the ratio, and the time outside the benchmark window per probe (target: at most 1 s). The search
-runs SEARCHES times first, and the spread of its answers is printed (target: within ±15 %)."""
+runs SEARCHES times first, and the spread of its answers is printed (target: within ±15 %). Every refresh runs with
+`--cpus` on the last core this process may use (runner.cpu_placement: spread over a small VM's cores the same searches
+spread ±20-63 %); BENCH_CPUS=all leaves the placement to the system."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -30,8 +33,15 @@ SEARCHES = 3
 """Searches run back to back in one bench run: their spread is the search's own repeatability."""
 
 
+def _cpus() -> list[str]:
+    """`--cpus N` (the last core this process may use), or nothing with BENCH_CPUS=all."""
+    if os.environ.get("BENCH_CPUS") == "all":
+        return []
+    return ["--cpus", str(max(os.sched_getaffinity(0)))]
+
+
 def _refresh(root: Path, port: int, *extra: str) -> dict:
-    argv = [sys.executable, "-m", "catalogue", "--root", str(root), "refresh", RECIPE, "--port", str(port)]
+    argv = [sys.executable, "-m", "catalogue", "--root", str(root), "refresh", RECIPE, "--port", str(port), *_cpus()]
     done = subprocess.run(  # a local process: the owner's consent, given by name
         [*argv, "--allow", "no container", *extra], cwd=REPO, stderr=subprocess.PIPE, text=True, check=False
     )
@@ -72,6 +82,7 @@ def bench_capacity(port: int) -> None:
         recipe = load_entry(folder).recipe
         assert recipe.sweep.slo is not None and recipe.sweep.open_loop is not None
         print(f"SLO: {recipe.sweep.slo.describe()}; window {recipe.sweep.open_loop.min_window_s:g} s per rate")
+        print(f"placement: {' '.join(_cpus()) or 'as the system chose (BENCH_CPUS=all)'}")
 
         searches = [_refresh(root, port, "--capacity") for _ in range(SEARCHES)]
         for i, run in enumerate(searches, 1):

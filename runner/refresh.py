@@ -6,6 +6,7 @@ import secrets
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,9 +15,10 @@ from catalogue.atomic import write_text
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance, RateLevel
 from catalogue.errors import CatalogueError
 from catalogue.loading import Entry, load_catalogue
+from catalogue.policy import PolicyFinding
 from catalogue.regression_table import markdown
 from catalogue.slo import probe_name, rate_name
-from runner import capacity_search, policy_gate, ray_cluster, sampler
+from runner import capacity_search, cpu_placement, policy_gate, ray_cluster, sampler
 from runner import server as srv
 from runner.arena import dry_run_lines as arena_dry_run
 from runner.arena import step_arena
@@ -271,6 +273,7 @@ def run_refresh(
     reproduce: BenchmarkRun | None = None,
     capacity: bool = False,
     allow_state: list[str] | None = None,
+    cpus: frozenset[int] | None = None,
 ) -> int:
     """The `refresh` command; with `reproduce`, the run's own set-up again (`catalogue reproduce --refresh`)."""
     entry = load_catalogue(roots, [recipe_id])[0]
@@ -292,6 +295,11 @@ def run_refresh(
         )
 
     plan = plan_for()
+    if cpus and plan.image:
+        raise CatalogueError(
+            entry.folder / "recipe.yaml",
+            "--cpus places a local run; docker places a container (--cpuset-cpus in serving.container.options)",
+        )
     if reproduce is not None:
         same_setup(reproduce, plan)
     found = policy_gate.findings(entry, plan)
@@ -319,27 +327,65 @@ def run_refresh(
             entry.folder / "recipe.yaml", "serving.image needs docker, which is not installed (or pass --local)"
         )
     with refresh_lock(entry.folder):
-        progress = Progress()
-        previous = resumable(entry) if resume else None
-        if previous is not None:
-            plan = plan_for(previous.stamp)
-            refuse_different(previous, plan, entry)
-            progress.levels = finished_jobs(previous)
-            progress.rates = finished_rates(previous)
-            progress.notes = list(previous.notes)
-            print(f"resuming run {previous.stamp}: {sorted([*progress.levels, *progress.rates])} done", file=sys.stderr)
-        started = time.monotonic()
         try:
-            checked = run_preflight(plan)
-        except PreflightFailed as exc:
-            print(f"preflight failed, nothing started:\n{exc}", file=sys.stderr)
-            return 1
-        progress.preflight, progress.hosts = checked.found, checked.hosts
-        if not gate_state(plan, entry, progress, allow_state or []):
-            return 1
-        progress.note("preflight", f"preflight and provenance took {time.monotonic() - started:.1f} s")
-        resumed_id = (
-            previous.provenance.image_id if previous and isinstance(previous.provenance, MeasuredProvenance) else None
-        )
-        verdicts = policy_gate.verdicts(found, allow or [], entry, plan)
-        return execute(plan, entry, progress, resumed_id, fail_on_regression, verdicts, report_table)
+            had = cpu_placement.keep_on(cpus) if cpus else None
+        except ValueError as exc:
+            raise CatalogueError(entry.folder / "recipe.yaml", str(exc)) from None
+        try:
+            return measure(
+                entry,
+                plan,
+                plan_for,
+                found,
+                resume=resume,
+                allow=allow or [],
+                allow_state=allow_state or [],
+                fail_on_regression=fail_on_regression,
+                report_table=report_table,
+                cpus=cpus,
+            )
+        finally:
+            cpu_placement.restore(had)
+
+
+def measure(
+    entry: Entry,
+    plan: Plan,
+    plan_for: Callable[[str | None], Plan],
+    found: list[PolicyFinding],
+    *,
+    resume: bool,
+    allow: list[str],
+    allow_state: list[str],
+    fail_on_regression: bool,
+    report_table: Path | None,
+    cpus: frozenset[int] | None,
+) -> int:
+    """Under the recipe's lock (and on `cpus`): resume, preflight, the state gates, then one boot (`execute`)."""
+    progress = Progress()
+    previous = resumable(entry) if resume else None
+    if previous is not None:
+        plan = plan_for(previous.stamp)
+        refuse_different(previous, plan, entry)
+        progress.levels = finished_jobs(previous)
+        progress.rates = finished_rates(previous)
+        progress.notes = list(previous.notes)
+        print(f"resuming run {previous.stamp}: {sorted([*progress.levels, *progress.rates])} done", file=sys.stderr)
+    if cpus:
+        where = cpu_placement.describe(cpus)
+        progress.note("CPU placement", f"CPU placement: the runner, its servers and client on CPU {where} (--cpus)")
+    started = time.monotonic()
+    try:
+        checked = run_preflight(plan)
+    except PreflightFailed as exc:
+        print(f"preflight failed, nothing started:\n{exc}", file=sys.stderr)
+        return 1
+    progress.preflight, progress.hosts = checked.found, checked.hosts
+    if not gate_state(plan, entry, progress, allow_state):
+        return 1
+    progress.note("preflight", f"preflight and provenance took {time.monotonic() - started:.1f} s")
+    resumed_id = (
+        previous.provenance.image_id if previous and isinstance(previous.provenance, MeasuredProvenance) else None
+    )
+    verdicts = policy_gate.verdicts(found, allow, entry, plan)
+    return execute(plan, entry, progress, resumed_id, fail_on_regression, verdicts, report_table)

@@ -91,8 +91,15 @@ def test_a_search_whose_lowest_rate_already_misses(tiny):
         open_loop={"rates": [4], "min_window_s": 2, "min_requests": 6, "search_budget_s": 120},
     )
     port = free_port()
-    assert main(["--root", str(root), "refresh", *LOCAL_RECIPE, "--port", str(port), "--capacity"]) == 0
+    ours = os.sched_getaffinity(0)
+    last = max(ours)  # the whole run on one core (--cpus): vLLM binds its worker inside it
+    command = ["--root", str(root), "refresh", *LOCAL_RECIPE, "--port", str(port), "--capacity", "--cpus", str(last)]
+    assert main(command) == 0
+    assert os.sched_getaffinity(0) == ours  # the runner gave its cores back
     run = load_entry(folder).latest
+    assert f"CPU placement: the runner, its servers and client on CPU {last} (--cpus)" in run.notes
+    server_log = "".join(p.read_text() for p in (folder / "runs" / run.stamp).glob("*.log"))
+    assert f"core ids=[{last}]" in server_log  # vLLM's own account of where it bound its CPU worker
     cap = run.capacity
     assert cap is not None and cap.rps is None and not cap.converged
     assert cap.stopped is not None and cap.stopped.startswith(("even the lowest rate probed", "no rate down to")), (

@@ -1,0 +1,86 @@
+"""runner.cpu_placement (`refresh --cpus`): CPU lists, and the runner's own affinity, which every process it starts
+afterwards inherits, checked on real processes; the refusals in one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from catalogue.cli import main
+from runner import cpu_placement
+from tests.test_runner import REPO
+
+CPUS = sorted(os.sched_getaffinity(0))
+two_cores = pytest.mark.skipif(len(CPUS) < 2, reason="needs two cores to keep a run on one")
+
+
+@pytest.mark.parametrize(
+    ("text", "cpus"), [("1", {1}), ("0-3", {0, 1, 2, 3}), ("0,2-3", {0, 2, 3}), (" 4 , 6-7", {4, 6, 7})]
+)
+def test_cpu_lists_read_as_the_kernel_writes_them(text: str, cpus: set[int]) -> None:
+    assert cpu_placement.parse_cpus(text) == cpus
+
+
+@pytest.mark.parametrize(
+    ("text", "why"), [("a", "e.g. 1, 0-3"), ("3-1", "3-1 runs backwards"), ("1-", "e.g."), ("", "")]
+)
+def test_a_bad_cpu_list_says_what_is_wrong(text: str, why: str) -> None:
+    with pytest.raises(ValueError, match="not a CPU list") as caught:
+        cpu_placement.parse_cpus(text)
+    assert why in str(caught.value)
+
+
+def test_cpu_lists_are_written_in_ranges() -> None:
+    assert cpu_placement.describe({6, 0, 1, 2, 3}) == "0-3,6"
+    assert cpu_placement.describe({1}) == "1"
+    assert cpu_placement.describe({0, 2}) == "0,2"
+
+
+def _affinities(pid: int) -> set[frozenset[int]]:
+    return {frozenset(os.sched_getaffinity(int(tid))) for tid in os.listdir(f"/proc/{pid}/task")}
+
+
+@two_cores
+def test_the_runner_and_what_it_starts_stay_on_the_cores_given() -> None:
+    last = frozenset({CPUS[-1]})
+    had = cpu_placement.keep_on(last)
+    try:
+        assert had == frozenset(CPUS)
+        assert _affinities(os.getpid()) == {last}  # every thread of the runner
+        child = subprocess.run(
+            [sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert child.stdout.strip() == str(sorted(last))  # a process started afterwards inherits them
+    finally:
+        cpu_placement.restore(had)
+    assert _affinities(os.getpid()) == {frozenset(CPUS)}
+
+
+def test_cores_this_process_may_not_use_are_refused() -> None:
+    outside = max(CPUS) + 1
+    with pytest.raises(ValueError, match=f"--cpus {outside}: this process may use CPU "):
+        cpu_placement.keep_on(frozenset({outside}))
+    assert _affinities(os.getpid()) == {frozenset(CPUS)}
+
+
+def test_a_bad_cpus_option_is_one_line_and_starts_nothing(capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(REPO / "examples"), "refresh", "tiny-cpu", "--cpus", "3-1"])
+    assert exited.value.code == 2
+    assert "argument --cpus: not a CPU list: '3-1' (3-1 runs backwards)" in capsys.readouterr().err
+
+
+def test_cpus_with_a_container_is_refused(capsys) -> None:
+    code = main(["--root", str(REPO / "examples"), "refresh", "tiny-cpu-docker", "--cpus", "0", "--dry-run"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1, err
+    assert err[0].endswith(
+        "--cpus places a local run; docker places a container (--cpuset-cpus in serving.container.options)"
+    )
+    assert "tiny-cpu-docker/recipe.yaml" in err[0]
