@@ -75,8 +75,8 @@ def add_run_arguments(ref: argparse.ArgumentParser) -> None:
         "--cpus",
         type=_cpu_list,
         metavar="LIST",
-        help="keep a local run (runner, vllm serve, client) on these CPUs, e.g. 1 or 0-3: on a small VM, one core "
-        "gave the tiny CPU server's capacity within ±13 %% in three searches, two cores ±20-63 %% (the run notes it)",
+        help="keep a local run (runner, vllm serve, client) on these CPUs, e.g. 1 or 0-3: on a 2-core VM, three "
+        "capacity searches of the tiny CPU server spread ±12-19 %% on one core, ±20-63 %% on both (the run notes it)",
     )
     ref.add_argument(
         "--allow-shared-host",

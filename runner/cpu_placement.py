@@ -5,8 +5,9 @@ allowed (`VLLM_CPU_OMP_THREADS_BIND=auto`), so setting the runner's own affinity
 whole run. Measured on this project's 2-core CI machine (a VM), `nox -s bench -- capacity`, the tiny CPU recipe at
 p95 TTFT ≤ 100 ms and p95 TPOT ≤ 20 ms: with the run spread over both cores three searches found 11.2, 14.0 and 15.3
 req/s (±20 %), and 8.2, 13.4 and 8.2 req/s (±63 %) with the front end and client moved off the worker's core; with
-everything on one core, 41.4, 47.7 and 49.9 req/s (±13 %). Each request hands over between the API server, the engine
-core and the worker several times, and a hand-over to another core of a VM waits for that core to wake.
+everything on one core, ±12 %, ±13 % and (with --cpus 1 itself) ±19 % in three bench runs, at 40-57 req/s. Each
+request hands over between the API server, the engine core and the worker several times, and (our reading, not measured
+apart) a hand-over to another core of a VM waits for that core to wake.
 
 Containers are docker's to place (`--cpuset-cpus` in `serving.container.options`): `--cpus` is for local runs only."""
 
