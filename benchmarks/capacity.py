@@ -71,6 +71,24 @@ def _walls(run: dict, prefix: str) -> dict[str, tuple[float, float]]:
     return out
 
 
+def _boot_speed(run: dict) -> str:
+    """The boot's own speed before its search: each closed-loop level's mean TPOT at the client and on the engine's
+    clock, and the CPU calibration before it (does a faster boot find a higher capacity?)."""
+    parts = []
+    for level in run["levels"]:
+        if level.get("prompt_tokens") is not None:
+            continue
+        tpot = (level.get("tpot_ms") or {}).get("mean")
+        engine = (level.get("engine") or {}).get("tpot_ms")
+        calibration = (level.get("calibration_ms") or [None])[0]
+        parts.append(
+            f"c{level['concurrency']} TPOT {tpot:.2f} ms"
+            + (f" (engine {engine:.2f})" if engine else "")
+            + (f", calibration {calibration:g} ms" if calibration else "")
+        )
+    return "; ".join(parts) or "no closed-loop level"
+
+
 def bench_capacity(port: int) -> None:
     print("\n## Capacity search vs a fixed grid of the same precision (tiny CPU recipe)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,6 +113,7 @@ def bench_capacity(port: int) -> None:
                 + (f"; stopped: {cap['stopped']}" if cap.get("stopped") else "")
                 + ")"
             )
+            print(f"  its boot: {_boot_speed(run)}")
         found = [run["capacity"]["rps"] for run in searches if run["capacity"].get("rps")]
         if found:
             middle = sorted(found)[len(found) // 2]

@@ -86,10 +86,10 @@ def add_run_arguments(ref: argparse.ArgumentParser) -> None:
 
 
 def _cpu_list(text: str) -> frozenset[int]:
-    from runner.cpu_placement import parse_cpus
+    from runner.cpu_placement import parse_cpus, usable
 
     try:
-        return parse_cpus(text)
+        return usable(parse_cpus(text))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

@@ -31,13 +31,19 @@ def parse_cpus(text: str) -> frozenset[int]:
     return frozenset(cpus)
 
 
+def usable(cpus: frozenset[int]) -> frozenset[int]:
+    """`cpus` when this process may use them all; ValueError naming the cores it may use otherwise."""
+    allowed = frozenset(os.sched_getaffinity(0))
+    if not cpus or not cpus <= allowed:
+        raise ValueError(f"CPU {describe(cpus)} is not for this process: it may use CPU {describe(allowed)} only")
+    return cpus
+
+
 def keep_on(cpus: frozenset[int]) -> frozenset[int]:
     """Set every thread of this process to `cpus` (what it starts from now on inherits them); the cores it had.
     ValueError when `cpus` are not all cores this process may use."""
     allowed = frozenset(os.sched_getaffinity(0))
-    if not cpus or not cpus <= allowed:
-        raise ValueError(f"--cpus {describe(cpus)}: this process may use CPU {describe(allowed)} only")
-    _set_own(cpus)
+    _set_own(usable(cpus))
     return allowed
 
 

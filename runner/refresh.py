@@ -330,7 +330,7 @@ def run_refresh(
         try:
             had = cpu_placement.keep_on(cpus) if cpus else None
         except ValueError as exc:
-            raise CatalogueError(entry.folder / "recipe.yaml", str(exc)) from None
+            raise CatalogueError(entry.folder / "recipe.yaml", f"--cpus: {exc}") from None
         try:
             return measure(
                 entry,

@@ -64,7 +64,7 @@ def test_the_runner_and_what_it_starts_stay_on_the_cores_given() -> None:
 
 def test_cores_this_process_may_not_use_are_refused() -> None:
     outside = max(CPUS) + 1
-    with pytest.raises(ValueError, match=f"--cpus {outside}: this process may use CPU "):
+    with pytest.raises(ValueError, match=f"CPU {outside} is not for this process: it may use CPU "):
         cpu_placement.keep_on(frozenset({outside}))
     assert _affinities(os.getpid()) == {frozenset(CPUS)}
 
@@ -74,6 +74,17 @@ def test_a_bad_cpus_option_is_one_line_and_starts_nothing(capsys) -> None:
         main(["--root", str(REPO / "examples"), "refresh", "tiny-cpu", "--cpus", "3-1"])
     assert exited.value.code == 2
     assert "argument --cpus: not a CPU list: '3-1' (3-1 runs backwards)" in capsys.readouterr().err
+
+
+def test_cores_this_process_may_not_use_are_a_command_line_error(capsys) -> None:
+    outside = max(CPUS) + 1
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(REPO / "examples"), "refresh", "tiny-cpu", "--cpus", str(outside), "--dry-run"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith(f"argument --cpus: CPU {outside} is not for this process: it may use CPU "
+                        f"{cpu_placement.describe(CPUS)} only"), err
+    assert "recipe.yaml" not in err
 
 
 def test_cpus_with_a_container_is_refused(capsys) -> None:
