@@ -34,10 +34,16 @@ SEARCHES = 3
 
 
 def _cpus() -> list[str]:
-    """`--cpus N` (the last core this process may use), or nothing with BENCH_CPUS=all."""
-    if os.environ.get("BENCH_CPUS") == "all":
+    """The whole run on the last core this process may use (`--cpus N`); BENCH_CPUS=split starts the benchmark
+    client on the first core instead (`--client-cpus`), BENCH_CPUS=all places nothing."""
+    placement = os.environ.get("BENCH_CPUS", "one")
+    if placement == "all":
         return []
-    return ["--cpus", str(max(os.sched_getaffinity(0)))]
+    cores = sorted(os.sched_getaffinity(0))
+    server = ["--cpus", str(cores[-1])]
+    if placement != "split" or len(cores) < 2:
+        return server
+    return [*server, "--client-cpus", str(cores[0])]
 
 
 def _refresh(root: Path, port: int, *extra: str) -> dict:
@@ -89,6 +95,18 @@ def _boot_speed(run: dict) -> str:
     return "; ".join(parts) or "no closed-loop level"
 
 
+def _probe_verdicts(run: dict) -> str:
+    """Each probe's rate, requests and verdict in a word (met, missed, undecided, saturated), in the order sent."""
+    out = []
+    for level in sorted((lv for lv in run["rates"] if lv.get("probe")), key=lambda lv: lv["probe"]):
+        verdict = str(level.get("verdict", ""))
+        word = "met" if verdict == "meets" else verdict.split(":")[0] if "saturated" in verdict else "missed"
+        if "not decided" in verdict or verdict.startswith("undecided"):
+            word = "undecided"
+        out.append(f"{level['offered_rps']:g} ({level.get('completed')}) {word}")
+    return ", ".join(out)
+
+
 def bench_capacity(port: int) -> None:
     print("\n## Capacity search vs a fixed grid of the same precision (tiny CPU recipe)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,6 +132,7 @@ def bench_capacity(port: int) -> None:
                 + ")"
             )
             print(f"  its boot: {_boot_speed(run)}")
+            print(f"  its probes: {_probe_verdicts(run)}")
         found = [run["capacity"]["rps"] for run in searches if run["capacity"].get("rps")]
         if found:
             middle = sorted(found)[len(found) // 2]

@@ -11,6 +11,7 @@ import time
 import urllib.request
 
 from catalogue.atomic import write_text
+from runner import cpu_placement
 from runner import server as srv
 from runner.containers import LABEL_RECIPE, LABEL_RUN
 from runner.helper_containers import prepare_caches, prepare_snapshot
@@ -48,13 +49,14 @@ def launch(
     running.snapshot = srv.start(
         starts.get(SNAPSHOT, plan.snapshot_argv), {}, raw / "snapshot.log", redact=running.redact
     )
-    running.client = srv.start(
-        starts.get(CLIENT, plan.client_argv),
-        client_env,
-        raw / "client.log",
-        stdin=subprocess.PIPE,
-        redact=running.redact,
-    )
+    with cpu_placement.starting_on(plan.client_cpus):
+        running.client = srv.start(
+            starts.get(CLIENT, plan.client_argv),
+            client_env,
+            raw / "client.log",
+            stdin=subprocess.PIPE,
+            redact=running.redact,
+        )
     progress.client_vllm_version = wait_client(plan, running.client)
     for node in plan.nodes:
         argv = starts.get(node.role, node.argv)

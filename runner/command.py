@@ -79,6 +79,13 @@ def add_run_arguments(ref: argparse.ArgumentParser) -> None:
         "capacity searches of the tiny CPU server spread ±12-19 %% on one core, ±20-63 %% on both (the run notes it)",
     )
     ref.add_argument(
+        "--client-cpus",
+        type=_cpu_list,
+        metavar="LIST",
+        help="start the benchmark client of a local run on these CPUs, apart from the server's (--cpus): a load "
+        "generator that shares the server's core takes CPU time from it that grows with the rate (the run notes it)",
+    )
+    ref.add_argument(
         "--allow-shared-host",
         action="store_true",
         help="let two servers of a GPU recipe (cluster ranks, replicas) share one host on purpose",
@@ -108,6 +115,7 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         "report_table": args.report,
         "allow_state": args.allow_state,
         "cpus": args.cpus,
+        "client_cpus": args.client_cpus,
     }
 
 

@@ -14,7 +14,8 @@ Containers are docker's to place (`--cpuset-cpus` in `serving.container.options`
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 
 def parse_cpus(text: str) -> frozenset[int]:
@@ -47,6 +48,21 @@ def keep_on(cpus: frozenset[int]) -> frozenset[int]:
     return allowed
 
 
+@contextmanager
+def starting_on(cpus: frozenset[int] | None) -> Iterator[None]:
+    """Inside the block, what this process starts inherits `cpus` (none: unchanged); its own cores come back after.
+    A child inherits its parent's affinity at fork, so there is no moment when it runs elsewhere."""
+    if not cpus:
+        yield
+        return
+    had = frozenset(os.sched_getaffinity(0))  # `--cpus` may have narrowed it: the command line checked `cpus`
+    _set_own(cpus)
+    try:
+        yield
+    finally:
+        _set_own(had)
+
+
 def restore(cpus: frozenset[int] | None) -> None:
     """Give this process's threads the cores `keep_on` returned (a refresh inside a longer process, as in tests)."""
     if cpus is not None:
@@ -59,6 +75,18 @@ def _set_own(cpus: frozenset[int]) -> None:
             os.sched_setaffinity(int(tid), cpus)
         except (ProcessLookupError, PermissionError):  # a thread that ended meanwhile
             continue
+
+
+def note(cpus: frozenset[int] | None, client_cpus: frozenset[int] | None) -> str:
+    """The run's note of where its processes ran (`--cpus`, `--client-cpus`)."""
+    if not client_cpus:
+        assert cpus
+        return f"CPU placement: the runner, its servers and client on CPU {describe(cpus)} (--cpus)"
+    rest = f"on CPU {describe(cpus)} (--cpus)" if cpus else "where the system placed them"
+    return (
+        f"CPU placement: the benchmark client on CPU {describe(client_cpus)} (--client-cpus), "
+        f"the runner and its servers {rest}"
+    )
 
 
 def describe(cpus: Iterable[int]) -> str:

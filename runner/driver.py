@@ -20,7 +20,8 @@ and latency histogram sums and counts from the server's /metrics before and afte
 `calibration_ms`, the machine's CPU calibration (passport_probe.py, mounted beside this file) just before and just
 after its last attempt: the machine's state during that level (catalogue.machine_speed).
 With --more, the driver then reports `idle` and runs each `job {...}` line it reads until a line `end`:
-the capacity search decides each probe from the last one's result, in the same process.
+the capacity search decides each probe from the last one's result, in the same process. The `ready` event also
+says which CPUs the client may run on (`refresh --client-cpus` places it apart from the server).
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ def main(jobs_path: Path, events_path: Path, wait_for_more: bool = False) -> int
         import_s=time.monotonic() - started,
         vllm_version=str(vllm.__version__),
         refused=refused,
+        cpus=sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
     )
     if refused:
         return 2

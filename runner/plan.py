@@ -97,6 +97,8 @@ class Plan:
     """(host path, target) of what the runner mounts into the client container (raw results, driver)."""
     snapshot_mounts: list[tuple[str, str]] = field(default_factory=list)
     """(host path, target) of what the runner mounts into the flag-snapshot container (code copy, output)."""
+    client_cpus: frozenset[int] | None = None
+    """`--client-cpus`: the cores the benchmark client of a local run starts on (the rest stay on `--cpus`)."""
 
     @property
     def probe_template(self) -> Job | None:

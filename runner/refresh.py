@@ -7,7 +7,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from catalogue import regression, texts
@@ -274,6 +274,7 @@ def run_refresh(
     capacity: bool = False,
     allow_state: list[str] | None = None,
     cpus: frozenset[int] | None = None,
+    client_cpus: frozenset[int] | None = None,
 ) -> int:
     """The `refresh` command; with `reproduce`, the run's own set-up again (`catalogue reproduce --refresh`)."""
     entry = load_catalogue(roots, [recipe_id])[0]
@@ -282,7 +283,7 @@ def run_refresh(
         entry, port, router_port = reproducing(entry, reproduce, port, router_port, host_list[0])
 
     def plan_for(stamp: str | None = None) -> Plan:
-        return make_plan(
+        planned = make_plan(
             entry,
             hosts=host_list,
             local=local,
@@ -293,8 +294,15 @@ def run_refresh(
             allow_shared_host=allow_shared_host,
             capacity=capacity,
         )
+        return replace(planned, client_cpus=client_cpus)
 
     plan = plan_for()
+    if client_cpus and plan.client == "image":
+        raise CatalogueError(
+            entry.folder / "recipe.yaml",
+            "--client-cpus places a local benchmark client; this one runs in the recipe's image (--client host runs "
+            "it in this Python)",
+        )
     if cpus and plan.image:
         raise CatalogueError(
             entry.folder / "recipe.yaml",
@@ -371,9 +379,8 @@ def measure(
         progress.rates = finished_rates(previous)
         progress.notes = list(previous.notes)
         print(f"resuming run {previous.stamp}: {sorted([*progress.levels, *progress.rates])} done", file=sys.stderr)
-    if cpus:
-        where = cpu_placement.describe(cpus)
-        progress.note("CPU placement", f"CPU placement: the runner, its servers and client on CPU {where} (--cpus)")
+    if cpus or plan.client_cpus:
+        progress.note("CPU placement", cpu_placement.note(cpus, plan.client_cpus))
     started = time.monotonic()
     try:
         checked = run_preflight(plan)

@@ -48,6 +48,8 @@ def option(argv: list[str], name: str) -> str:
 @pytest.mark.server
 def test_rate_sweep_and_capacity_search_end_to_end(tiny):
     root, folder = tiny
+    data = yaml.safe_load((folder / "recipe.yaml").read_text())
+    edit(folder, open_loop={**data["sweep"]["open_loop"], "min_window_s": 5})  # the path, not the precision: shorter
     port = free_port()
     assert main(["--root", str(root), "refresh", *LOCAL_RECIPE, "--port", str(port), "--capacity"]) == 0
     run = load_entry(folder).latest
@@ -92,13 +94,26 @@ def test_a_search_whose_lowest_rate_already_misses(tiny):
     )
     port = free_port()
     ours = os.sched_getaffinity(0)
-    last = max(ours)  # the whole run on one core (--cpus): vLLM binds its worker inside it
+    last, first = max(ours), min(ours)  # the server on one core (--cpus): vLLM binds its worker inside it
     command = ["--root", str(root), "refresh", *LOCAL_RECIPE, "--port", str(port), "--capacity", "--cpus", str(last)]
+    client_apart = first != last
+    if client_apart:  # the benchmark client on another core (--client-cpus)
+        command += ["--client-cpus", str(first)]
     assert main(command) == 0
     assert os.sched_getaffinity(0) == ours  # the runner gave its cores back
     run = load_entry(folder).latest
-    assert f"CPU placement: the runner, its servers and client on CPU {last} (--cpus)" in run.notes
-    server_log = "".join(p.read_text() for p in (folder / "runs" / run.stamp).glob("*.log"))
+    raw = folder / "runs" / run.stamp
+    ready = next(e for e in map(json.loads, (raw / "events.jsonl").read_text().splitlines()) if e["kind"] == "ready")
+    if client_apart:
+        assert (
+            f"CPU placement: the benchmark client on CPU {first} (--client-cpus), the runner and its servers on CPU "
+            f"{last} (--cpus)" in run.notes
+        )
+        assert ready["cpus"] == [first]  # the client's own account of where it could run
+    else:
+        assert f"CPU placement: the runner, its servers and client on CPU {last} (--cpus)" in run.notes
+        assert ready["cpus"] == [last]
+    server_log = "".join(p.read_text() for p in raw.glob("*.log"))
     assert f"core ids=[{last}]" in server_log  # vLLM's own account of where it bound its CPU worker
     cap = run.capacity
     assert cap is not None and cap.rps is None and not cap.converged

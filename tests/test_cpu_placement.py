@@ -62,6 +62,44 @@ def test_the_runner_and_what_it_starts_stay_on_the_cores_given() -> None:
     assert _affinities(os.getpid()) == {frozenset(CPUS)}
 
 
+@two_cores
+def test_a_client_started_apart_runs_on_its_own_cores_and_the_runner_keeps_its() -> None:
+    first, last = frozenset({CPUS[0]}), frozenset({CPUS[-1]})
+    had = cpu_placement.keep_on(last)
+    try:
+        with cpu_placement.starting_on(first):
+            child = subprocess.Popen(
+                [sys.executable, "-c", "import os, sys; sys.stdin.read(); print(sorted(os.sched_getaffinity(0)))"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        assert _affinities(os.getpid()) == {last}  # the runner is back on the server's core
+        assert _affinities(child.pid) == {first}  # every thread of the client, from its first instruction
+        out, _ = child.communicate("")
+        assert out.strip() == str(sorted(first))
+    finally:
+        cpu_placement.restore(had)
+
+
+def test_starting_on_nothing_changes_nothing() -> None:
+    with cpu_placement.starting_on(None):
+        assert _affinities(os.getpid()) == {frozenset(CPUS)}
+
+
+def test_the_runs_note_says_where_each_part_ran() -> None:
+    assert cpu_placement.note(frozenset({1}), None) == (
+        "CPU placement: the runner, its servers and client on CPU 1 (--cpus)"
+    )
+    assert cpu_placement.note(frozenset({1}), frozenset({0})) == (
+        "CPU placement: the benchmark client on CPU 0 (--client-cpus), the runner and its servers on CPU 1 (--cpus)"
+    )
+    assert cpu_placement.note(None, frozenset({0, 2, 3})) == (
+        "CPU placement: the benchmark client on CPU 0,2-3 (--client-cpus), the runner and its servers where the "
+        "system placed them"
+    )
+
+
 def test_cores_this_process_may_not_use_are_refused() -> None:
     outside = max(CPUS) + 1
     with pytest.raises(ValueError, match=f"CPU {outside} is not for this process: it may use CPU "):
@@ -95,3 +133,11 @@ def test_cpus_with_a_container_is_refused(capsys) -> None:
         "--cpus places a local run; docker places a container (--cpuset-cpus in serving.container.options)"
     )
     assert "tiny-cpu-docker/recipe.yaml" in err[0]
+
+
+def test_client_cpus_with_a_client_in_the_image_is_refused(capsys) -> None:
+    code = main(["--root", str(REPO / "examples"), "refresh", "tiny-cpu-docker", "--client-cpus", "0", "--dry-run"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1, err
+    assert err[0].endswith("--client-cpus places a local benchmark client; this one runs in the recipe's image "
+                           "(--client host runs it in this Python)")
