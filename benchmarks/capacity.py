@@ -5,9 +5,10 @@ closed-loop levels, as it does in a real refresh, with no planned rates to lean 
 apart (8 rates x 10 % cover a 1.9x range): what someone without a search would run to pin the capacity to 10 %,
 placed around the search's answer (generous to the grid). Reported: probes, wall time of the open-loop part, the
 capacity each finds, the ratio, and the time outside the benchmark window per probe (target: at most 1 s). The search
-runs SEARCHES times first, and the spread of its answers is printed (target: within ±15 %). Every refresh runs with
-`--cpus` on the last core this process may use (runner.cpu_placement: spread over a small VM's cores the same searches
-spread ±20-63 %); BENCH_CPUS=all leaves the placement to the system."""
+runs SEARCHES times first, and the spread of its answers is printed (target: within ±15 %), each beside its boot's
+closed-loop speed and its probes' verdicts. Every refresh runs with `--cpus` on the last core this process may use
+(runner.cpu_placement: spread over a small VM's cores the same searches spread ±20-63 %); BENCH_CPUS=split starts the
+client on the first core (`--client-cpus`), BENCH_CPUS=all leaves the placement to the system."""
 
 from __future__ import annotations
 
