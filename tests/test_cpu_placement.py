@@ -120,8 +120,9 @@ def test_cores_this_process_may_not_use_are_a_command_line_error(capsys) -> None
         main(["--root", str(REPO / "examples"), "refresh", "tiny-cpu", "--cpus", str(outside), "--dry-run"])
     assert exited.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.endswith(f"argument --cpus: CPU {outside} is not for this process: it may use CPU "
-                        f"{cpu_placement.describe(CPUS)} only"), err
+    assert err.endswith(
+        f"argument --cpus: CPU {outside} is not for this process: it may use CPU {cpu_placement.describe(CPUS)} only"
+    ), err
     assert "recipe.yaml" not in err
 
 
@@ -139,5 +140,7 @@ def test_client_cpus_with_a_client_in_the_image_is_refused(capsys) -> None:
     code = main(["--root", str(REPO / "examples"), "refresh", "tiny-cpu-docker", "--client-cpus", "0", "--dry-run"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0 and len(err) == 1, err
-    assert err[0].endswith("--client-cpus places a local benchmark client; this one runs in the recipe's image "
-                           "(--client host runs it in this Python)")
+    assert err[0].endswith(
+        "--client-cpus places a local benchmark client; this one runs in the recipe's image "
+        "(--client host runs it in this Python)"
+    )
