@@ -76,7 +76,7 @@ def add_run_arguments(ref: argparse.ArgumentParser) -> None:
         type=_cpu_list,
         metavar="LIST",
         help="keep a local run (runner, vllm serve, client) on these CPUs, e.g. 1 or 0-3: on a 2-core VM, three "
-        "capacity searches of the tiny CPU server spread ±11-14 %% on one core, ±20-63 %% on both (the run notes it)",
+        "capacity searches of the tiny CPU server spread ±11-21 %% on one core, ±20-63 %% on both (the run notes it)",
     )
     ref.add_argument(
         "--client-cpus",
