@@ -101,9 +101,14 @@ def _probe_verdicts(run: dict) -> str:
     out = []
     for level in sorted((lv for lv in run["rates"] if lv.get("probe")), key=lambda lv: lv["probe"]):
         verdict = str(level.get("verdict", ""))
-        word = "met" if verdict == "meets" else verdict.split(":")[0] if "saturated" in verdict else "missed"
-        if "not decided" in verdict or verdict.startswith("undecided"):
+        if verdict == "meets":
+            word = "met"
+        elif verdict.startswith("undecided") or "not decided" in verdict:
             word = "undecided"
+        elif verdict.startswith("saturated"):
+            word = "saturated"
+        else:
+            word = "missed"
         out.append(f"{level['offered_rps']:g} ({level.get('completed')}) {word}")
     return ", ".join(out)
 
