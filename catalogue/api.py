@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from catalogue.benchmark import BenchmarkRun
+from catalogue.capacity_conditioning import flat_limit
 from catalogue.flags.drift import DriftCell, accepted_by
 from catalogue.loading import Entry
 from catalogue.metrics import p99_withheld, tokens_per_joule
@@ -106,6 +107,11 @@ class ApiCapacity(Strict):
     )
     slo: Slo = Field(description="The latency objective (vLLM --goodput keys, ms) the capacity was measured against.")
     slo_description: str = Field(description="The objective in words, e.g. 'p95 TTFT ≤ 2 s and p95 TPOT ≤ 100 ms'.")
+    noise_bound: str | None = Field(
+        None,
+        description="Set when a limit's percentile was already 70 % of it or more at half the capacity or less: the "
+        "limit binds where latency barely rises with load, so the capacity moves with run-to-run noise (in words).",
+    )
 
 
 class IndexRecipe(Strict):
@@ -222,6 +228,7 @@ def capacity(entry: Entry) -> ApiCapacity | None:
         concurrent_requests=cap.concurrent_requests,
         slo=slo,
         slo_description=slo.describe(),
+        noise_bound=flat.text() if (flat := flat_limit(run.rates, cap.rps, slo, run.levels)) is not None else None,
     )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from catalogue import capacity, capacity_verdict
 from catalogue.benchmark import Capacity, RateLevel
+from catalogue.capacity_conditioning import flat_limit
 from catalogue.recipe import Recipe
 from catalogue.slo import Slo, probe_name
 from runner.jobs import rate_job
@@ -142,6 +143,10 @@ def search(
         sampled=sampled and bool(progress.rates),
     )
     progress.note("capacity search", f"capacity search: {describe(result, slo)}")
+    flat = flat_limit(list(progress.rates.values()), result.rps, slo, list(progress.levels.values()))
+    if flat is not None:
+        progress.note("capacity flat", f"capacity flat: {flat.text()}")
+        print(f"capacity: {flat.text()}", file=sys.stderr)
     return result
 
 

@@ -207,6 +207,15 @@ def test_the_api_carries_rate_levels_and_capacity(capacity_entry):
     assert len(doc_run["rates"]) == len(run.rates) and doc_run["capacity"]["rps"] == run.capacity.rps
     assert [r["probe"] for r in doc_run["rates"]] == [lv.probe for lv in run.rates]
     assert document["capacity"] == capacity
+    assert capacity["noise_bound"] is None  # the fixture's lightest rates had room under their limits
+    noisy = [
+        lv.model_copy(update={"ttft_ms": lv.ttft_ms.model_copy(update={"p95": 900.0})}) if lv.ttft_ms else lv
+        for lv in run.rates
+    ]
+    flat = dataclasses.replace(published, runs=[run.model_copy(update={"rates": noisy})])
+    documents = api_documents([(flat, Validation("0.32.0", dt.date(2026, 11, 25), "test", [], []))], WHEN)
+    noise_bound = json.loads(documents[INDEX_PATH])["recipes"][0]["capacity"]["noise_bound"]
+    assert "p95 TTFT was already 900 ms, 90 % of its 1,000 ms limit" in noise_bound
 
 
 def test_a_p99_from_too_few_requests_is_marked_unbounded_in_the_api():

@@ -124,3 +124,22 @@ def test_a_probe_the_client_cannot_run_ends_the_search(tmp_path):
     found = search(plan, entry.recipe, client, progress, clock)  # type: ignore[arg-type]
     assert found.stopped is not None and "failed outright (ConnectionError: refused)" in found.stopped
     assert found.rps == 4.4 and found.upper_rps == 8.8 and not found.converged  # what met still stands
+
+
+def test_a_capacity_whose_limit_the_light_rates_nearly_reached_gets_a_note(tmp_path, capsys):
+    """The model's TPOT is 50 ms at every rate: against a 60 ms limit (83 % of it at any load), the capacity that
+    TTFT sets carries the caution in the run's notes and on the terminal; against 100 ms (50 %), none. The light
+    load is a planned rate of 1 req/s measured before the search, or a probe at half the capacity or less."""
+    entry, plan, progress = setup(tmp_path)
+    entry.recipe.sweep.slo.__dict__.update(tpot=60.0)
+    progress.rates["r1"] = queue_model(3.1)(1.0)
+    clock = Clock()
+    found = search(plan, entry.recipe, ModelClient(progress, clock, capacity=3.1), progress, clock)  # type: ignore[arg-type]
+    assert found.rps is not None and found.rps >= 2
+    (note,) = [n for n in progress.notes if n.startswith("capacity flat: ")]
+    assert note.startswith("capacity flat: At ") and "capacity, p95 TPOT was already 50 ms, 83 % of its 60 ms" in note
+    assert "p95 TPOT was already 50 ms" in capsys.readouterr().err
+    entry, plan, progress = setup(tmp_path / "room")
+    progress.rates["r1"] = queue_model(3.1)(1.0)
+    search(plan, entry.recipe, ModelClient(progress, clock, capacity=3.1), progress, clock)  # type: ignore[arg-type]
+    assert not [n for n in progress.notes if n.startswith("capacity flat")]

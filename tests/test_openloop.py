@@ -67,6 +67,24 @@ def test_a_bracket_bound_settled_on_its_percentile_gives_the_decided_interval_be
     assert "the capacity lies above 1.28 req/s." in _headline(render_recipe(above).markdown())
 
 
+def test_a_capacity_whose_limit_was_nearly_reached_at_half_of_it_carries_a_caution(capacity_entry):
+    """The fixture's lightest rates had room; with p95 TTFT at 900 ms of its 1 s limit at a rate at half the capacity
+    or less, the page says that the limit is set by noise more than load (catalogue.capacity_conditioning)."""
+    assert "noise more than load" not in _headline(render_recipe(capacity_entry).markdown())
+    run = _run(capacity_entry)
+    assert run.capacity is not None and run.capacity.rps is not None
+    light = max(lv.offered_rps or 0 for lv in run.rates if (lv.offered_rps or 0) * 2 <= run.capacity.rps)
+    rates = [
+        lv.model_copy(update={"ttft_ms": lv.ttft_ms.model_copy(update={"p95": 900.0})})
+        if lv.offered_rps == light and lv.ttft_ms is not None
+        else lv
+        for lv in run.rates
+    ]
+    text = _headline(render_recipe(with_run(capacity_entry, rates=rates)).markdown())
+    assert f"A limit set by noise more than load. At {light:g} req/s," in text
+    assert "p95 TTFT was already 900 ms, 90 % of its 1,000 ms limit" in text
+
+
 def test_a_search_that_stopped_early_says_why_and_gives_its_bracket(capacity_entry):
     stopped = "the time budget of 1200 s ran out"
     entry = with_capacity(capacity_entry, converged=False, stopped=stopped, rps=2.69, upper_rps=3.162)
