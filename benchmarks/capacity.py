@@ -6,9 +6,11 @@ apart (8 rates x 10 % cover a 1.9x range): what someone without a search would r
 placed around the search's answer (generous to the grid). Reported: probes, wall time of the open-loop part, the
 capacity each finds, the ratio, and the time outside the benchmark window per probe (target: at most 1 s). The search
 runs SEARCHES times first, and the spread of its answers is printed (target: within ±15 %), each beside its boot's
-closed-loop speed and its probes' verdicts. Every refresh runs with `--cpus` on the last core this process may use
-(runner.cpu_placement: spread over a small VM's cores the same searches spread ±20-63 %); BENCH_CPUS=split starts the
-client on the first core (`--client-cpus`), BENCH_CPUS=all leaves the placement to the system."""
+closed-loop speed, its probes' verdicts and, where its objective binds at the server's noise rather than its load, the
+caution its run carries (catalogue.capacity_conditioning). Every refresh runs with `--cpus` on the last core this
+process may use (runner.cpu_placement: spread over a small VM's cores the same searches spread ±20-63 %);
+BENCH_CPUS=split starts the client on the first core (`--client-cpus`), BENCH_CPUS=all leaves the placement to the
+system."""
 
 from __future__ import annotations
 
@@ -139,6 +141,9 @@ def bench_capacity(port: int) -> None:
             )
             print(f"  its boot: {_boot_speed(run)}")
             print(f"  its probes: {_probe_verdicts(run)}")
+            for note in run["notes"]:
+                if note.startswith("capacity flat: "):
+                    print(f"  noise-bound: {note.removeprefix('capacity flat: ')}")
         found = [run["capacity"]["rps"] for run in searches if run["capacity"].get("rps")]
         if found:
             middle = sorted(found)[len(found) // 2]
