@@ -109,8 +109,9 @@ class ApiCapacity(Strict):
     slo_description: str = Field(description="The objective in words, e.g. 'p95 TTFT ≤ 2 s and p95 TPOT ≤ 100 ms'.")
     noise_bound: str | None = Field(
         None,
-        description="Set when a limit's percentile was already 70 % of it or more at half the capacity or less: the "
-        "limit binds where latency barely rises with load, so the capacity moves with run-to-run noise (in words).",
+        description="Set when the median at concurrency 1 was already 40 % of a limit, or a limit's percentile 70 % "
+        "of it at half the capacity or less: the limit binds where latency barely rises with load, so the capacity "
+        "moves with run-to-run noise (in words; catalogue.capacity_conditioning).",
     )
 
 
