@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from catalogue.benchmark import BenchmarkRun
-from catalogue.capacity_conditioning import flat_limit
+from catalogue.capacity_conditioning import noise_bound
 from catalogue.flags.drift import DriftCell, accepted_by
 from catalogue.loading import Entry
 from catalogue.metrics import p99_withheld, tokens_per_joule
@@ -229,7 +229,7 @@ def capacity(entry: Entry) -> ApiCapacity | None:
         concurrent_requests=cap.concurrent_requests,
         slo=slo,
         slo_description=slo.describe(),
-        noise_bound=flat.text() if (flat := flat_limit(run.rates, cap.rps, slo, run.levels)) is not None else None,
+        noise_bound=noise_bound(run),
     )
 
 

@@ -18,7 +18,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from catalogue.benchmark import Figures, LevelResult, RateLevel
+from catalogue.benchmark import BenchmarkRun, Figures, LevelResult, RateLevel
 from catalogue.capacity_verdict import ms, percentile
 from catalogue.slo import LIMIT_LABELS, STATS_FIELD, Slo
 
@@ -68,6 +68,14 @@ def flat_limit(
         return None
     found = [*_unloaded(levels, slo), *_light_rate(rates, capacity_rps, slo)]
     return max(found, key=lambda flat: flat.share, default=None)
+
+
+def noise_bound(run: BenchmarkRun) -> str | None:
+    """A run's caution in words (the page's headline and api/v1), or None."""
+    if run.capacity is None or run.slo is None:
+        return None
+    found = flat_limit(run.rates, run.capacity.rps, run.slo, run.levels)
+    return found.text() if found is not None else None
 
 
 def _unloaded(levels: Sequence[LevelResult], slo: Slo) -> list[FlatLimit]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from catalogue.benchmark import BenchmarkRun, Capacity, RateLevel
 from catalogue.capacity import judge
-from catalogue.capacity_conditioning import flat_limit
+from catalogue.capacity_conditioning import noise_bound
 from catalogue.site.templating import fmt_rate
 from catalogue.slo import Slo
 
@@ -72,7 +72,8 @@ class Headline:
     """Where the decided verdicts alone put the capacity, when a bound of the bracket was settled on its percentile:
     'between 1.28 and 1.554 req/s', 'above 1.28 req/s', 'below 1.49 req/s'."""
     noise_bound: str | None = None
-    """A caution when a limit was nearly reached at half the capacity (catalogue.capacity_conditioning)."""
+    """A caution when a limit was already mostly used at concurrency 1 or at half the capacity
+    (catalogue.capacity_conditioning)."""
 
 
 def headline(run: BenchmarkRun) -> Headline | None:
@@ -104,7 +105,7 @@ def headline(run: BenchmarkRun) -> Headline | None:
         minutes=minutes,
         judged=judged_text(cap),
         decided=decided_text(cap),
-        noise_bound=found.text() if (found := flat_limit(run.rates, cap.rps, slo, run.levels)) is not None else None,
+        noise_bound=noise_bound(run),
     )
 
 
