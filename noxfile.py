@@ -127,7 +127,7 @@ def tests(session: nox.Session) -> None:
         session.warn("no Python >= 3.12 here: sparkrun is not installed and its tests skip (CATALOGUE_SPARKRUN unset)")
     else:
         env["CATALOGUE_SPARKRUN"] = install_tool(session, "sparkrun", SPARKRUN, "sparkrun", python312)
-    session.run("pytest", "-ra", *session.posargs, env=env)
+    session.run("pytest", "-ra", "--durations=40", *session.posargs, env=env)
 
 
 @nox.session

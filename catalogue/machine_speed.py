@@ -9,11 +9,12 @@ busy by another process 14.4-16.0 ms; both 23.9 ms. Within one 45 s refresh the 
 after: the machine's speed moves within minutes, so a single reading decides nothing, and the closest pair does.
 
 So the client also takes the calibration just before and just after every level (runner/driver.py, `calibration_ms`
-of the level), with the server up: an earlier run's level is compared with a level only when their before-readings
-are within MACHINE_RATIO, and a level whose reading after it is LEVEL_SHIFT times the one before is neither judged
-nor a baseline (other work started during it). With the tiny CPU server up and idle the reading is about 10 ms where
-it is 5.2 without it (its engine keeps one of the two CPUs busy), so a level's reading is the machine as the server
-leaves it."""
+of the level), with the server up: an earlier run's level is compared as measured with a level when their
+before-readings are within MACHINE_RATIO and neither level's reading after it is LEVEL_SHIFT times the one before it
+(the machine slowed during it); when no earlier level is, every one is, with their states' difference granted to the
+figure (`state_factor`, `granted`). With the tiny CPU server up and idle the reading is about 10 ms where it is 5.2
+without it (its engine keeps one of the two CPUs busy), so a level's reading is the machine as the server leaves
+it."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def level_reading(level: object) -> float | None:
     """The client's calibration just before the level; None when it took none. The reading after it is not compared
     with other levels: it catches the server still finishing the level's work (measured on the tiny CPU server:
     13.1-15.7 ms after levels whose before-readings were 10.2-10.4); only one far above it says other work started
-    (`level_shifted`)."""
+    (`level_shift`)."""
     found = getattr(level, "calibration_ms", None)
     return float(found[0]) if found else None
 
@@ -92,19 +93,18 @@ def level_reading(level: object) -> float | None:
 LEVEL_SHIFT = 1.75
 """A level whose calibration after it reads more than this many times the one before it ran while other work took
 the CPUs: measured on the tiny CPU server with the machine otherwise quiet, after ÷ before reached 1.62 (80 levels of
-20 refreshes in docker); with tests run beside it, 2.0-4.3."""
+20 refreshes in docker); with tests run beside it, 2.0-4.3. On a slower VM (before-readings 23-28 ms) the server's
+own finishing work alone read 1.56-1.93x."""
 
 
-def level_shifted(level: object) -> str | None:
-    """Why the machine changed speed during a level (its reading after it is LEVEL_SHIFT times the one before: other
-    work started), or None. Such a level is neither judged nor a baseline (catalogue.regression)."""
+def level_shift(level: object) -> float:
+    """The level's reading after it ÷ the one before when beyond LEVEL_SHIFT (the machine slowed during it), else
+    1.0."""
     found = getattr(level, "calibration_ms", None)
     if not found or len(found) < 2 or not found[0]:
-        return None
-    before, after = float(found[0]), float(found[1])
-    if after <= LEVEL_SHIFT * before:
-        return None
-    return f"the machine slowed during this level (CPU calibration {before:g} ms before it, {after:g} ms after)"
+        return 1.0
+    ratio = float(found[1]) / float(found[0])
+    return ratio if ratio > LEVEL_SHIFT else 1.0
 
 
 def level_apart(level: object, earlier: object) -> float | None:
@@ -113,8 +113,33 @@ def level_apart(level: object, earlier: object) -> float | None:
     return None if new is None or old is None else max(new / old, old / new)
 
 
-def same_level_state(level: object, earlier: object) -> bool:
-    """Whether an earlier run's level may be compared with this one: their before-readings are within
-    MACHINE_RATIO, or either has none (its run's readings decided, `other_state`)."""
-    ratio = level_apart(level, earlier)
-    return ratio is None or ratio <= MACHINE_RATIO
+def state_factor(level: object, earlier: object) -> float:
+    """How far apart the machine states of two levels may be, as a ratio ≥ 1: their before-readings' ratio when beyond
+    MACHINE_RATIO (either has none: its run's readings decided, `other_state`), times each level's own shift. 1.0:
+    the same state, compared as measured."""
+    apart = level_apart(level, earlier) or 1.0
+    return (apart if apart > MACHINE_RATIO else 1.0) * level_shift(level) * level_shift(earlier)
+
+
+def granted(values: list[float], factors: list[float], b: float) -> list[float]:
+    """Each earlier value moved toward `b` by its level's state factor, at most to `b`: what a machine that far
+    apart could explain, granted in whichever direction the figure moved (the reading cannot say which way the
+    server's figures follow it, and one reading alone is noisy). The band rules then see only a change beyond it."""
+    out = []
+    for value, factor in zip(values, factors):
+        out.append(min(b, value * factor) if b > value else max(b, value / factor))
+    return out
+
+
+def across_states(level: object, factor: float) -> str:
+    """Why a figure compared only across machine states, and inside what their difference can explain, is not
+    judged."""
+    found = getattr(level, "calibration_ms", None)
+    if level_shift(level) > 1 and found:
+        reason = (
+            f"the machine slowed during this level (CPU calibration {float(found[0]):g} ms before it, "
+            f"{float(found[1]):g} ms after)"
+        )
+    else:
+        reason = "every earlier run measured this level with the machine in another state (CPU calibration)"
+    return f"{reason}: a change within {factor:.2f}x is not judged"

@@ -13,11 +13,11 @@ regressed runs in its history."""
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.engine_timing import level_bursts
-from catalogue.machine_speed import level_shifted, other_state, same_level_state
+from catalogue.machine_speed import across_states, granted, other_state, state_factor
 from catalogue.metrics import BY_NAME, ENGINE_CLOCK, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
 from catalogue.regression_rules import Change, agreeing, disagree, outside
@@ -121,17 +121,8 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
     old_levels = [_levels(run) for run in earlier]
     for name, new in _levels(after).items():
         burst = level_bursts(new)
-        alike = [
-            lv
-            for lv in old_levels
-            if name not in lv or (same_level_state(new, lv[name]) and not level_shifted(lv[name]))
-        ]
-        state = level_shifted(new) or _state_unjudged(
-            len(alike) < len(old_levels) and not any(name in lv for lv in alike)
-        )
-        if state:
-            out += [Row(name, BY_NAME[m], None, None, "not enough data", state, withheld=True) for m in COMPARED]
-            continue
+        factor = _state_factors(new, name, old_levels)
+        alike = [lv for lv in old_levels if id(lv) in factor]
         if burst:  # the stall idled a closed loop's server too: its throughput measured the stall as well
             out += [
                 Row(name, BY_NAME[m], None, float(v), "not enough data", burst, withheld=True)
@@ -145,13 +136,14 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
             b = metric.get(new)
             if b is None:
                 continue
-            olds = [
-                lv[name]
+            pairs = [
+                (lv[name], factor[id(lv)])
                 for lv in alike
                 if name in lv
                 and metric.get(lv[name]) is not None
                 and not (metric.name in TIMED and level_bursts(lv[name]))
             ]
+            olds, factors = [p[0] for p in pairs], [p[1] for p in pairs]
             values = [float(metric.get(lv)) for lv in olds]  # type: ignore[arg-type]
             if not values or not statistics.median(values):
                 out.append(Row(name, metric, None, float(b), "not enough data", "no earlier run has it"))
@@ -159,7 +151,7 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
             if split := disagree(metric, values, band):
                 out.append(Row(name, metric, statistics.median(values), float(b), "not enough data", split))
                 continue
-            row = _row(name, metric, values, float(b), band)
+            row = _row(name, new, metric, values, float(b), band, factors)
             read = [olds[i] for i in agreeing(metric, values, band)]  # not one far-off run file
             if row.change is not None and (why := within_sampling_noise(metric, new, read)):
                 row = Row(name, metric, row.median, row.value, "within noise", why)
@@ -169,19 +161,35 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
     return out
 
 
-def _state_unjudged(none_alike: bool) -> str | None:
-    """Why no figure of a level is judged for the machine's state (catalogue.machine_speed), or None."""
-    if none_alike:
-        return "every earlier run measured this level with the machine in another state (CPU calibration)"
-    return None
-
-
-def _row(name: str, metric: Metric, values: list[float], b: float, band: RegressionBand) -> Row:
-    change = outside(name, metric, values, b, band)
+def _row(
+    name: str,
+    new: LevelResult,
+    metric: Metric,
+    values: list[float],
+    b: float,
+    band: RegressionBand,
+    factors: list[float],
+) -> Row:
+    """The figure against the window; across machine states (`factors` above 1), against the earlier values moved
+    toward it by what their states' difference explains (machine_speed.granted)."""
     median = statistics.median(values)
+    widest = max(factors, default=1.0)
+    change = outside(name, metric, granted(values, factors, b) if widest > 1 else values, b, band)
+    if change is None and widest > 1:
+        return Row(name, metric, median, b, "not enough data", across_states(new, widest))
     if change is None:
         return Row(name, metric, median, b, "within noise")
+    if widest > 1:
+        change = replace(change, before=median, band=f"{change.band}, beyond the machine's {widest:.2f}x")
     return Row(name, metric, median, b, _outcome(change), change.band, change)
+
+
+def _state_factors(new: LevelResult, name: str, old_levels: list[dict[str, LevelResult]]) -> dict[int, float]:
+    """The earlier levels that are the baseline, by id, with their machine state factor (machine_speed.state_factor):
+    those measured in this level's state when there are any, else every one, its difference granted."""
+    found = {id(lv): state_factor(new, lv[name]) for lv in old_levels if name in lv}
+    same = {key: f for key, f in found.items() if f == 1.0}
+    return same or found
 
 
 def _outcome(change: Change) -> str:
