@@ -113,6 +113,12 @@ def level_apart(level: object, earlier: object) -> float | None:
     return None if new is None or old is None else max(new / old, old / new)
 
 
+MAX_GRANT = 4.0
+"""Levels whose states lie further apart than this are no baseline for each other, granted or not: beyond it a figure
+says more about the machine than the server (both CPUs taken read 2.4x here), and a run file claiming 1e-6 ms before a
+level and 1e6 after would otherwise excuse any change."""
+
+
 def state_factor(level: object, earlier: object) -> float:
     """How far apart the machine states of two levels may be, as a ratio ≥ 1: their before-readings' ratio when beyond
     MACHINE_RATIO (either has none: its run's readings decided, `other_state`), times each level's own shift. 1.0:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.engine_timing import level_bursts
-from catalogue.machine_speed import across_states, granted, other_state, state_factor
+from catalogue.machine_speed import MAX_GRANT, across_states, granted, other_state, state_factor
 from catalogue.metrics import BY_NAME, ENGINE_CLOCK, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
 from catalogue.regression_rules import Change, agreeing, disagree, outside
@@ -34,6 +34,9 @@ TIMED = frozenset({"prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", 
 baseline for them (a new such level is judged on the engine's clock: metrics.ENGINE_CLOCK)."""
 WINDOW = 5
 """How many earlier comparable runs the baseline's median takes."""
+FAR_STATE = (
+    f"every earlier run measured this level with the machine more than {MAX_GRANT:g}x from its state (CPU calibration)"
+)
 
 
 def _hardware(run: BenchmarkRun) -> tuple[object, ...]:
@@ -123,6 +126,9 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
         burst = level_bursts(new)
         factor = _state_factors(new, name, old_levels)
         alike = [lv for lv in old_levels if id(lv) in factor]
+        if not factor and any(name in lv for lv in old_levels):
+            out += [Row(name, BY_NAME[m], None, None, "not enough data", FAR_STATE, withheld=True) for m in COMPARED]
+            continue
         if burst:  # the stall idled a closed loop's server too: its throughput measured the stall as well
             out += [
                 Row(name, BY_NAME[m], None, float(v), "not enough data", burst, withheld=True)
@@ -189,7 +195,7 @@ def _state_factors(new: LevelResult, name: str, old_levels: list[dict[str, Level
     those measured in this level's state when there are any, else every one, its difference granted."""
     found = {id(lv): state_factor(new, lv[name]) for lv in old_levels if name in lv}
     same = {key: f for key, f in found.items() if f == 1.0}
-    return same or found
+    return same or {key: f for key, f in found.items() if f <= MAX_GRANT}
 
 
 def _outcome(change: Change) -> str:

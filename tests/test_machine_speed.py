@@ -3,6 +3,8 @@ hand-computed cases from the calibrations measured on this two-CPU machine (idle
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from catalogue.machine_speed import MACHINE_RATIO, apart, other_state
@@ -152,6 +154,11 @@ def test_a_change_beyond_what_the_machine_state_explains_is_judged_across_states
     assert row.change.before == row.median == earlier[0].levels[0].generation_tps
     assert row.why == "0.8x of the median of 3 runs, beyond the machine's 1.63x"
     assert row.change.line().endswith("(0.30x; band 0.8x of the median of 3 runs, beyond the machine's 1.63x)")
+    # a run file written to excuse any change (1e-6 ms before its levels, 1e6 after) is no baseline beside them
+    hostile = levels_calibrated(runs[2], {1: (1e-6, 1e6), 2: (1e-6, 1e6), 4: (1e-6, 1e6)})
+    hostile = hostile.model_copy(update={"recorded_at": runs[2].recorded_at + dt.timedelta(hours=1)})
+    rows = report([earlier[0], hostile, slower], slower, RegressionBand()).rows  # granted, it would be the median
+    assert {(r.level, r.outcome) for r in rows if r.metric.name == "generation_tps"} >= {("c1", "regressed")}
     faster = levels_calibrated(runs[3], {1: (6.0, 6.1), 2: (6.0, 6.1), 4: (6.0, 6.1)})
     found = {(r.level, r.metric.name): r for r in report([*earlier, faster], faster, RegressionBand()).rows}
     assert found[("c1", "generation_tps")].outcome == "regressed"
@@ -185,6 +192,9 @@ def test_an_earlier_run_whose_state_changed_during_it_is_no_baseline(tmp_path, r
     found = report([*real, calibrated(wide, 1e-6, 1e6), lonely], lonely, RegressionBand())
     c1 = {r.metric.name: r for r in found.rows if r.level == "c1"}
     assert c1["generation_tps"].outcome == "not enough data"  # 1e-6 before its c1 matches no state
+    assert c1["generation_tps"].why == (
+        "every earlier run measured this level with the machine more than 4x from its state (CPU calibration)"
+    )  # and excuses no change either: beyond MAX_GRANT a level is no baseline, granted or not
 
 
 def test_a_level_the_machine_slowed_during_is_judged_only_beyond_its_slowdown(tmp_path, repo):
