@@ -339,6 +339,37 @@ def test_a_mean_latency_changes_only_beyond_its_sampling_noise(tmp_path, repo):
     assert {c.level for c in found.regressions if c.metric.name == "itl_mean_ms"} == {"c1", "c2", "c4"}
 
 
+def test_the_prefill_rate_changes_only_as_decisively_as_the_ttft_mean_it_comes_from(tmp_path, repo):
+    """The measured false 'improved': a no-change refresh read c2 Prefill 1,441 → 3,002 tok/s (2.08x) while its TTFT
+    mean, which the prefill rate is c × prompt ÷, was vetoed as sampling noise. Hand-computed: TTFT means 13.5 and
+    6.5 ms, std 8.0 ms over 8 requests each: the standard error of the difference is sqrt(64/8 + 64/8) = 4.0 ms, and
+    7.0 ms is within 3 of them (12.0): both figures within noise. With std 2.0 ms (1.0 ms, 3 of them 3.0), both move."""
+    entry = slower_copy(tmp_path, repo, 1.0)
+    before, after = entry.runs
+
+    def with_ttft(run, mean: float, std: float):
+        levels = [
+            lv.model_copy(
+                update={
+                    "ttft_ms": lv.ttft_ms.model_copy(update={"mean": mean, "std": std, "n": 8}),
+                    "prefill_tps": lv.concurrency * 32 * 1000 / mean,
+                }
+            )
+            for lv in run.levels
+        ]
+        return run.model_copy(update={"levels": levels})
+
+    old, new = with_ttft(before, 13.5, 8.0), with_ttft(after, 6.5, 8.0)
+    rows = {(r.level, r.metric.name): r for r in report([old, new], new, RegressionBand()).rows}
+    assert rows[("c2", "prefill_tps")].outcome == rows[("c2", "ttft_mean_ms")].outcome == "within noise"
+    assert rows[("c2", "prefill_tps")].why == (
+        "6.50 ms (n 8) lies within 3 standard errors (12.00 ms) of an earlier run's 13.50 ms (n 8)"
+    )
+    old, new = with_ttft(before, 13.5, 2.0), with_ttft(after, 6.5, 2.0)
+    rows = {(r.level, r.metric.name): r for r in report([old, new], new, RegressionBand()).rows}
+    assert rows[("c2", "prefill_tps")].outcome == rows[("c2", "ttft_mean_ms")].outcome == "improved"
+
+
 def test_one_far_off_earlier_run_cannot_silence_the_check(tmp_path, repo):
     """A hostile (or broken) run file in the window, 10x slower than the others, set the 'beyond every earlier run'
     band for all of them: a 0.5x run was 'within noise'. With three runs or more, a run outside the squared band
