@@ -3,9 +3,10 @@ are run to run; these tests veto a change the per-request samples cannot tell fr
 of a handful of requests does not raise an alarm. They never flag anything on their own.
 
 - A TTFT p99 changes only when its 95 % order-statistic interval clears every earlier run's.
-- A mean latency (TTFT, ITL, E2E), and the prefill rate derived from the TTFT mean, changes only when it lies more than Z standard errors from every earlier run's
-  mean (Welch: the standard error of a difference of two means, each std / sqrt(n)). Z = 3 is about 99.7 % two-sided
-  for normal means; inter-token gaps within one request are not independent, so it is generous to the alarm.
+- A mean latency (TTFT, ITL, E2E), and the prefill rate derived from the TTFT mean, changes only when the mean lies
+  more than Z standard errors from every earlier run's mean (Welch: the standard error of a difference of two means,
+  each std / sqrt(n)). Z = 3 is about 99.7 % two-sided for normal means; inter-token gaps within one request are not
+  independent, so it is generous to the alarm.
 
 A run file is untrusted input: the earlier runs read here are those the band rules read (catalogue.regression_rules:
 with three runs or more, none whose figure is far from the window's median), a standard deviation no n non-negative
