@@ -119,12 +119,26 @@ says more about the machine than the server (both CPUs taken read 2.4x here), an
 level and 1e6 after would otherwise excuse any change."""
 
 
+def _state_span(level: object) -> tuple[float, float] | None:
+    """Where the machine's speed during a level lies, in calibration ms: its before-reading, or from it to its reading
+    after it when the machine slowed during the level (an after-reading within LEVEL_SHIFT is the server's own
+    finishing work, not the machine); None when it took none."""
+    before = level_reading(level)
+    return None if before is None else (before, before * level_shift(level))
+
+
 def state_factor(level: object, earlier: object) -> float:
-    """How far apart the machine states of two levels may be, as a ratio ≥ 1: their before-readings' ratio when beyond
-    MACHINE_RATIO (either has none: its run's readings decided, `other_state`), times each level's own shift. 1.0:
-    the same state, compared as measured."""
-    apart = level_apart(level, earlier) or 1.0
-    return (apart if apart > MACHINE_RATIO else 1.0) * level_shift(level) * level_shift(earlier)
+    """How far apart the machine states of two levels may be, as a ratio ≥ 1: the furthest apart two points of their
+    spans (`_state_span`) lie. 1.0: the same state (before-readings within MACHINE_RATIO and neither slowed during
+    itself, or either took none: its run's readings decided, `other_state`), compared as measured. Two levels that
+    both slowed 1.8x from alike before-readings lie about 1.8x apart, not 1.8 x 1.8."""
+    new, old = _state_span(level), _state_span(earlier)
+    if new is None or old is None:
+        return 1.0
+    (new_lo, new_hi), (old_lo, old_hi) = new, old
+    if new_lo == new_hi and old_lo == old_hi and max(new_lo / old_lo, old_lo / new_lo) <= MACHINE_RATIO:
+        return 1.0
+    return max(new_hi / old_lo, old_hi / new_lo)
 
 
 def granted(values: list[float], factors: list[float], b: float) -> list[float]:
@@ -137,15 +151,28 @@ def granted(values: list[float], factors: list[float], b: float) -> list[float]:
     return out
 
 
-def across_states(level: object, factor: float) -> str:
-    """Why a figure compared only across machine states, and inside what their difference can explain, is not
-    judged."""
+def factors_text(factors: list[float]) -> str:
+    """'1.63x', or the range '1.28-3.88x' when the earlier levels lie at different distances."""
+    low, high = min(factors), max(factors)
+    return f"{high:.2f}x" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f}x"
+
+
+def _reason(level: object) -> str:
     found = getattr(level, "calibration_ms", None)
     if level_shift(level) > 1 and found:
-        reason = (
+        return (
             f"the machine slowed during this level (CPU calibration {float(found[0]):g} ms before it, "
             f"{float(found[1]):g} ms after)"
         )
-    else:
-        reason = "every earlier run measured this level with the machine in another state (CPU calibration)"
-    return f"{reason}: a change within {factor:.2f}x is not judged"
+    return "every earlier run measured this level with the machine in another state (CPU calibration)"
+
+
+def across_states(level: object, factors: list[float]) -> str:
+    """Why a figure compared only across machine states, and inside what their difference can explain, is not
+    judged."""
+    return f"{_reason(level)}: a change within the machine's {factors_text(factors)} is not judged"
+
+
+def far_state(level: object) -> str:
+    """Why no earlier level is a baseline for this one: every one lies more than MAX_GRANT from its state."""
+    return f"{_reason(level)}, more than {MAX_GRANT:g}x from every earlier run's state: not judged"

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field, replace
 
 from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
 from catalogue.engine_timing import level_bursts
-from catalogue.machine_speed import MAX_GRANT, across_states, granted, other_state, state_factor
+from catalogue.machine_speed import (
+    MAX_GRANT,
+    across_states,
+    factors_text,
+    far_state,
+    granted,
+    other_state,
+    state_factor,
+)
 from catalogue.metrics import BY_NAME, ENGINE_CLOCK, Metric, p99_withheld
 from catalogue.recipe import RegressionBand
 from catalogue.regression_rules import Change, agreeing, disagree, outside
@@ -34,9 +42,6 @@ TIMED = frozenset({"prefill_tps", "ttft_mean_ms", "ttft_p99_ms", "itl_mean_ms", 
 baseline for them (a new such level is judged on the engine's clock: metrics.ENGINE_CLOCK)."""
 WINDOW = 5
 """How many earlier comparable runs the baseline's median takes."""
-FAR_STATE = (
-    f"every earlier run measured this level with the machine more than {MAX_GRANT:g}x from its state (CPU calibration)"
-)
 
 
 def _hardware(run: BenchmarkRun) -> tuple[object, ...]:
@@ -127,7 +132,8 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
         factor = _state_factors(new, name, old_levels)
         alike = [lv for lv in old_levels if id(lv) in factor]
         if not factor and any(name in lv for lv in old_levels):
-            out += [Row(name, BY_NAME[m], None, None, "not enough data", FAR_STATE, withheld=True) for m in COMPARED]
+            far = far_state(new)
+            out += [Row(name, BY_NAME[m], None, None, "not enough data", far, withheld=True) for m in COMPARED]
             continue
         if burst:  # the stall idled a closed loop's server too: its throughput measured the stall as well
             out += [
@@ -179,14 +185,14 @@ def _row(
     """The figure against the window; across machine states (`factors` above 1), against the earlier values moved
     toward it by what their states' difference explains (machine_speed.granted)."""
     median = statistics.median(values)
-    widest = max(factors, default=1.0)
-    change = outside(name, metric, granted(values, factors, b) if widest > 1 else values, b, band)
-    if change is None and widest > 1:
-        return Row(name, metric, median, b, "not enough data", across_states(new, widest))
+    across = max(factors, default=1.0) > 1
+    change = outside(name, metric, granted(values, factors, b) if across else values, b, band)
+    if change is None and across:
+        return Row(name, metric, median, b, "not enough data", across_states(new, factors), withheld=True)
     if change is None:
         return Row(name, metric, median, b, "within noise")
-    if widest > 1:
-        change = replace(change, before=median, band=f"{change.band}, beyond the machine's {widest:.2f}x")
+    if across:  # its figures as the rules saw them: the earlier ones granted the machine's difference
+        change = replace(change, band=f"{change.band}; earlier figures granted the machine's {factors_text(factors)}")
     return Row(name, metric, median, b, _outcome(change), change.band, change)
 
 
