@@ -51,7 +51,7 @@ def _judge(folder: Path, label: str) -> list[str]:
     lines += [
         f"  not judged: {row.level}: {row.why}"
         for row in found.rows
-        if row.metric.name == "generation_tps" and "machine" in row.why
+        if row.metric.name == "generation_tps" and row.withheld and "machine" in row.why
     ]
     lines.append("  levels: " + "; ".join(_level_line(lv) for lv in [*run.levels, *run.long_context]))
     return lines
