@@ -107,12 +107,6 @@ def level_shift(level: object) -> float:
     return ratio if ratio > LEVEL_SHIFT else 1.0
 
 
-def level_apart(level: object, earlier: object) -> float | None:
-    """How far apart two levels' before-readings are, as a ratio ≥ 1; None when either took none."""
-    new, old = level_reading(level), level_reading(earlier)
-    return None if new is None or old is None else max(new / old, old / new)
-
-
 MAX_GRANT = 4.0
 """Levels whose states lie further apart than this are no baseline for each other, granted or not: beyond it a figure
 says more about the machine than the server (both CPUs taken read 2.4x here), and a run file claiming 1e-6 ms before a
@@ -136,9 +130,8 @@ def state_factor(level: object, earlier: object) -> float:
     if new is None or old is None:
         return 1.0
     (new_lo, new_hi), (old_lo, old_hi) = new, old
-    if new_lo == new_hi and old_lo == old_hi and max(new_lo / old_lo, old_lo / new_lo) <= MACHINE_RATIO:
-        return 1.0
-    return max(new_hi / old_lo, old_hi / new_lo)
+    apart = max(new_hi / old_lo, old_hi / new_lo)  # neither slowed: the before-readings' ratio
+    return 1.0 if new_lo == new_hi and old_lo == old_hi and apart <= MACHINE_RATIO else apart
 
 
 def granted(values: list[float], factors: list[float], b: float) -> list[float]:

@@ -120,7 +120,8 @@ class Row:
     """For 'not enough data' and changes: the reason, or the band left."""
     change: Change | None = None
     withheld: bool = False
-    """A tail percentile from too few requests to judge."""
+    """Not judged, and listed so: a tail percentile from too few requests, a level in bursts, or a figure inside what
+    the machine's state explains."""
 
 
 def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand) -> list[Row]:
@@ -129,9 +130,8 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
     old_levels = [_levels(run) for run in earlier]
     for name, new in _levels(after).items():
         burst = level_bursts(new)
-        factor = _state_factors(new, name, old_levels)
-        alike = [lv for lv in old_levels if id(lv) in factor]
-        if not factor and any(name in lv for lv in old_levels):
+        baseline = _baseline_levels(new, name, old_levels)
+        if not baseline and any(name in lv for lv in old_levels):
             far = far_state(new)
             out += [Row(name, BY_NAME[m], None, None, "not enough data", far, withheld=True) for m in COMPARED]
             continue
@@ -149,11 +149,9 @@ def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand)
             if b is None:
                 continue
             pairs = [
-                (lv[name], factor[id(lv)])
-                for lv in alike
-                if name in lv
-                and metric.get(lv[name]) is not None
-                and not (metric.name in TIMED and level_bursts(lv[name]))
+                (lv, f)
+                for lv, f in baseline
+                if metric.get(lv) is not None and not (metric.name in TIMED and level_bursts(lv))
             ]
             olds, factors = [p[0] for p in pairs], [p[1] for p in pairs]
             values = [float(metric.get(lv)) for lv in olds]  # type: ignore[arg-type]
@@ -196,12 +194,14 @@ def _row(
     return Row(name, metric, median, b, _outcome(change), change.band, change)
 
 
-def _state_factors(new: LevelResult, name: str, old_levels: list[dict[str, LevelResult]]) -> dict[int, float]:
-    """The earlier levels that are the baseline, by id, with their machine state factor (machine_speed.state_factor):
-    those measured in this level's state when there are any, else every one, its difference granted."""
-    found = {id(lv): state_factor(new, lv[name]) for lv in old_levels if name in lv}
-    same = {key: f for key, f in found.items() if f == 1.0}
-    return same or {key: f for key, f in found.items() if f <= MAX_GRANT}
+def _baseline_levels(
+    new: LevelResult, name: str, old_levels: list[dict[str, LevelResult]]
+) -> list[tuple[LevelResult, float]]:
+    """The earlier levels that are the baseline, each with its machine state factor (machine_speed.state_factor):
+    those measured in this level's state when there are any, else every one within MAX_GRANT, its difference
+    granted."""
+    found = [(lv[name], state_factor(new, lv[name])) for lv in old_levels if name in lv]
+    return [pair for pair in found if pair[1] == 1.0] or [pair for pair in found if pair[1] <= MAX_GRANT]
 
 
 def _outcome(change: Change) -> str:
