@@ -139,7 +139,10 @@ def test_solo_container_with_the_client_inside_the_image(engine, tmp_path, capsy
 
 
 def test_cluster_across_two_hosts_one_over_ssh(ssh_host, tmp_path):
-    root, folder = example(tmp_path, "tiny-cpu-cluster")
+    # The path of the search through the client inside the image, not its precision: a probe or two, then the budget
+    # stops it (at the example's 10 % bracket, seven probes of the slow two-node server took 3 min).
+    open_loop = {"rates": [4], "min_window_s": 2, "min_requests": 8, "tolerance": 0.5, "search_budget_s": 100}
+    root, folder = example(tmp_path, "tiny-cpu-cluster", open_loop=open_loop)
     hosts = f"local,{ssh_host}"
     args = ["--root", str(root), "refresh", "tiny-cpu-cluster", "--hosts", hosts, "--port", str(free_port())]
     assert main([*args, "--capacity"]) == 0
@@ -223,7 +226,8 @@ def _stopped(container: str, timeout_s: float = 10) -> bool:
 
 
 def test_worker_node_killed_mid_sweep_then_resume(ssh_host, tmp_path):
-    root, folder = example(tmp_path, "tiny-cpu-cluster", output_len=64, prompts_per_level=64, prompts_per_stream=16)
+    # Levels long enough for the kill to land inside c2 (some 10 s of it here), short enough not to spend minutes.
+    root, folder = example(tmp_path, "tiny-cpu-cluster", prompts_per_level=48, prompts_per_stream=12)
     port = free_port()
     argv = ["--root", str(root), "refresh", "tiny-cpu-cluster", "--hosts", f"local,{ssh_host}", "--port", str(port)]
     proc = subprocess.Popen(
