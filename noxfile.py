@@ -103,7 +103,9 @@ def install_tool(session: nox.Session, name: str, requirement: str, command: str
         uv = shutil.which("uv")
         if uv:
             session.run(uv, "venv", "-q", "--clear", "--python", python, str(venv), external=True)
-            session.run(uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), requirement, external=True)
+            session.run(
+                uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), requirement, external=True
+            )
         else:
             session.run(python, "-m", "venv", str(venv), external=True)
             session.run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", requirement, external=True)
