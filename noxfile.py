@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -79,8 +80,6 @@ It needs Python >= 3.12 (the suite runs on 3.11), so its venv is made with a new
 
 def python_at_least(minor: int) -> str | None:
     """A Python 3.minor or newer on this machine: on PATH, or in pyenv's versions folder."""
-    import shutil
-
     for version in range(minor, 15):
         found = shutil.which(f"python3.{version}")
         if found and "shims" not in Path(found).parts:  # a pyenv shim fails unless its version is selected
@@ -95,8 +94,6 @@ def python_at_least(minor: int) -> str | None:
 def install_tool(session: nox.Session, name: str, requirement: str, command: str, python: str = sys.executable) -> str:
     """A pinned tool in a venv of its own beside the session's; returns the path of its command. With uv on PATH
     (CI installs it) uv makes the venv: LiteLLM's proxy took pip 65 s of CPU here, uv 5 s."""
-    import shutil
-
     venv = Path(session.virtualenv.location).parent / name
     marker = venv / f".{requirement}-ready"
     if not marker.exists():
