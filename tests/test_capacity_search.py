@@ -106,6 +106,23 @@ def test_the_time_budget_stops_the_search_and_says_so(tmp_path):
     assert clock.now <= 200
 
 
+def test_a_saturated_probe_does_not_size_the_next(tmp_path):
+    """Where the server did not keep up, its queue grows for as long as the probe sends, so the probe's mean latency
+    measures its own length: here a saturated probe's requests take 60 s, and the next probe is sized from the one
+    before it (3 s)."""
+    entry, plan, progress = setup(tmp_path)
+    measure = queue_model(3.1)
+    met = measure(2.5).model_copy(update={"probe": 1})
+    saturated = measure(5.0).model_copy(update={"probe": 2, "e2e_ms": Stats(mean=60_000)})
+    progress.rates = {"probe1": met, "probe2": saturated}
+    clock = Clock()
+    client = ModelClient(progress, clock, capacity=3.1)
+    search(plan, entry.recipe, client, progress, clock)  # type: ignore[arg-type]
+    first = client.sent[0]
+    assert first.rate is not None and 2.5 < first.rate < 5.0
+    assert int(first.argv[first.argv.index("--num-prompts") + 1]) == math.ceil(first.rate * 90)  # 30 x 3 s
+
+
 def test_a_resumed_search_goes_on_counting(tmp_path):
     entry, plan, progress = setup(tmp_path)
     measure = queue_model(3.1)
