@@ -1,16 +1,16 @@
 """`nox -s bench -- capacity`: what the capacity search costs against a fixed grid of rates of the same precision.
 
 Both run on the tiny CPU recipe with the example's SLO, each in one refresh (one boot). The search starts from the
-closed-loop levels, as it does in a real refresh, with no planned rates to lean on. The grid has eight rates 10 %
-apart (8 rates x 10 % cover a 1.9x range): what someone without a search would run to pin the capacity to 10 %,
-placed around the search's answer (generous to the grid). Reported: probes, wall time of the open-loop part, the
-capacity each finds, the ratio, and the time outside the benchmark window per probe (target: at most 1 s). The search
-runs SEARCHES times first, and the spread of its answers is printed (target: within ±15 %), each beside its boot's
-closed-loop speed, its probes' verdicts and, where its objective binds at the server's noise rather than its load, the
-caution its run carries (catalogue.capacity_conditioning). Every refresh runs with `--cpus` on the last core this
-process may use (runner.cpu_placement: spread over a small VM's cores the same searches spread ±20-63 %);
-BENCH_CPUS=split starts the client on the first core (`--client-cpus`), BENCH_CPUS=all leaves the placement to the
-system."""
+closed-loop levels, as it does in a real refresh, with no planned rates to lean on. The grid has eight rates 10 % apart
+(8 rates x 10 % cover a 1.9x range): what someone without a search would run to pin the capacity to 10 %, placed around
+the search's answer (generous to the grid). Reported: probes, wall time of the open-loop part, the capacity each finds,
+the ratio, and the time outside the benchmark window per probe (target: at most 1 s). The search runs SEARCHES times
+first, and the spread of its answers is printed (target: within ±15 %), each beside its boot's closed-loop speed, its
+probes' verdicts and, where its objective binds at the server's noise rather than its load, the caution its run carries
+(catalogue.capacity_conditioning), and the verdicts decided at 99 % that cross between searches (one met a rate above
+one another missed: the server, not the rule, moved). Every refresh runs with `--cpus` on the last core this process may
+use (runner.cpu_placement: spread over a small VM's cores the same searches spread ±20-63 %); BENCH_CPUS=split starts
+the client on the first core (`--client-cpus`), BENCH_CPUS=all leaves the placement to the system."""
 
 from __future__ import annotations
 
@@ -25,9 +25,12 @@ from pathlib import Path
 import yaml
 
 from benchmarks.synthetic import REPO
-from catalogue.capacity import start
+from catalogue.benchmark import RateLevel
+from catalogue.capacity import judge_pooled, start
+from catalogue.capacity_verdict import CONFIDENCE
 from catalogue.loading import load_entry
 from catalogue.probe_size import deciding
+from catalogue.slo import Slo
 
 RECIPE = "tiny-cpu-capacity"
 GRID = 8
@@ -115,6 +118,37 @@ def _probe_verdicts(run: dict) -> str:
     return ", ".join(out)
 
 
+def decided(run: dict, slo: Slo) -> dict[float, bool]:
+    """Each rate of a run whose pooled verdict was decided: True where it met at CONFIDENCE, False where it missed
+    at CONFIDENCE, saturated or failed. Rates still undecided (or settled on their percentile) are left out."""
+    groups: dict[float, list[RateLevel]] = {}
+    for raw in run["rates"]:
+        level = RateLevel.model_validate(raw)
+        if level.offered_rps is not None:
+            groups.setdefault(level.offered_rps, []).append(level)
+    out = {}
+    for rate, levels in groups.items():
+        verdict = judge_pooled(levels, slo)
+        if not verdict.undecided:
+            out[rate] = verdict.meets
+    return out
+
+
+def contradictions(runs: list[dict], slo: Slo) -> list[str]:
+    """Pairs of searches where one decided a rate met above a rate the other decided missed. Each verdict is wrong
+    at most 1 - CONFIDENCE of the time, so such a pair says the server itself served differently between the two
+    searches: a spread the search's rule cannot narrow."""
+    verdicts = [decided(run, slo) for run in runs]
+    out = []
+    for i, one in enumerate(verdicts, 1):
+        met = [rate for rate, ok in one.items() if ok]
+        for j, other in enumerate(verdicts, 1):
+            missed = [rate for rate, ok in other.items() if not ok]
+            if i != j and met and missed and max(met) > min(missed):
+                out.append(f"search {i} met {max(met):g} req/s, search {j} missed {min(missed):g}")
+    return out
+
+
 def bench_capacity(port: int) -> None:
     print("\n## Capacity search vs a fixed grid of the same precision (tiny CPU recipe)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -149,6 +183,11 @@ def bench_capacity(port: int) -> None:
             middle = sorted(found)[len(found) // 2]
             spread = max(abs(rate / middle - 1) for rate in found)
             print(f"spread of {len(found)} searches: ±{spread:.0%} around the median {middle:g} req/s (target ≤ ±15 %)")
+        crossed = contradictions(searches, recipe.sweep.slo)
+        print(
+            f"verdicts decided at {CONFIDENCE:.0%} that cross between searches (the server served differently, not the "
+            f"rule misjudged): {'; '.join(crossed) if crossed else 'none'}"
+        )
         searched = searches[-1]
         cap = searched["capacity"]
         probes = _walls(searched, "probe")

@@ -80,6 +80,11 @@ def test_the_true_capacity_lies_in_the_published_interval(tmp_path, capsys):
     assert len(held) >= 17, decided
     for d in decided:  # where it misses, it misses by a decided meet just above the truth
         assert d is not None and (d[0] or 0) < TRUTH * 1.015
+    # On a server that serves alike from one search to the next, the searches agree within ±15 % of their median
+    # (measured: 1.164-1.413 req/s, ±14 %; three in a row within ±9 %): the spread of the bench's real searches beyond
+    # that is the machine's (benchmarks.capacity names the decided verdicts that cross between its searches).
+    middle = sorted(r.rps or 0 for r in results)[len(results) // 2]
+    assert all(abs((r.rps or 0) / middle - 1) <= 0.15 for r in results), [r.rps for r in results]
     for found in results:  # never the 0.097 req/s of the search before, never far above the truth
         assert found.rps is not None and TRUTH * 0.8 < found.rps < TRUTH * 1.02
         assert found.confidence in (0.99, None)
