@@ -31,6 +31,7 @@ from catalogue.capacity_verdict import CONFIDENCE
 from catalogue.loading import load_entry
 from catalogue.probe_size import deciding
 from catalogue.slo import Slo
+from runner.capacity_search import by_rate
 
 RECIPE = "tiny-cpu-capacity"
 GRID = 8
@@ -121,13 +122,8 @@ def _probe_verdicts(run: dict) -> str:
 def decided(run: dict, slo: Slo) -> dict[float, bool]:
     """Each rate of a run whose pooled verdict was decided: True where it met at CONFIDENCE, False where it missed
     at CONFIDENCE, saturated or failed. Rates still undecided (or settled on their percentile) are left out."""
-    groups: dict[float, list[RateLevel]] = {}
-    for raw in run["rates"]:
-        level = RateLevel.model_validate(raw)
-        if level.offered_rps is not None:
-            groups.setdefault(level.offered_rps, []).append(level)
     out = {}
-    for rate, levels in groups.items():
+    for rate, levels in by_rate(RateLevel.model_validate(raw) for raw in run["rates"]).items():
         verdict = judge_pooled(levels, slo)
         if not verdict.undecided:
             out[rate] = verdict.meets

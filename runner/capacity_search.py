@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from catalogue import capacity, capacity_verdict
 from catalogue.benchmark import Capacity, RateLevel
@@ -21,10 +21,10 @@ OVERHEAD_S = 2.0
 """What a probe costs beyond its window before one has been measured (import is done; the tail drains)."""
 
 
-def by_rate(progress: Progress) -> dict[float, list[RateLevel]]:
-    """The open-loop levels measured so far (planned rates too), grouped by offered rate."""
+def by_rate(levels: Iterable[RateLevel]) -> dict[float, list[RateLevel]]:
+    """Open-loop levels (a search's probes and planned rates), grouped by offered rate in the order given."""
     groups: dict[float, list[RateLevel]] = {}
-    for level in progress.rates.values():
+    for level in levels:
         if level.offered_rps is not None:
             groups.setdefault(level.offered_rps, []).append(level)
     return groups
@@ -45,7 +45,7 @@ def points(progress: Progress, slo: Slo, failures: dict[str, str]) -> list[capac
             probe=any(lv.probe is not None for lv in levels),
             tries=len(levels),
         )
-        for rate, levels in by_rate(progress).items()
+        for rate, levels in by_rate(progress.rates.values()).items()
     ]
     for name, error in failures.items():
         rate = progress.probe_jobs[name].rate
@@ -63,9 +63,9 @@ def e2e_estimate(progress: Progress, slo: Slo) -> float | None:
         (lv for lv in progress.rates.values() if lv.probe and lv.e2e_ms and lv.e2e_ms.mean),
         key=lambda lv: lv.probe or 0,
     )
-    kept = [lv for lv in probes if not capacity.judge(lv, slo).saturated]
-    if kept and kept[-1].e2e_ms and kept[-1].e2e_ms.mean:
-        return kept[-1].e2e_ms.mean
+    kept = [lv.e2e_ms.mean for lv in probes if lv.e2e_ms and not capacity.judge(lv, slo).saturated]
+    if kept:
+        return kept[-1]
     closed = [lv for lv in progress.levels.values() if lv.prompt_tokens is None and lv.e2e_ms and lv.e2e_ms.mean]
     within = [lv for lv in closed if (m := capacity_verdict.latency_margin(lv, slo)[0]) is not None and m <= 1]
     pool = within or sorted(closed, key=lambda lv: lv.concurrency)[:1]
@@ -74,7 +74,9 @@ def e2e_estimate(progress: Progress, slo: Slo) -> float | None:
 
 def rate_verdicts(progress: Progress, slo: Slo) -> dict[float | None, str]:
     """Each offered rate's verdict as the search saw it: its levels pooled, settled once it had its tries."""
-    out: dict[float | None, str] = {rate: rate_verdict(levels, slo).why for rate, levels in by_rate(progress).items()}
+    out: dict[float | None, str] = {
+        rate: rate_verdict(levels, slo).why for rate, levels in by_rate(progress.rates.values()).items()
+    }
     for level in progress.rates.values():
         if level.offered_rps is None:
             out[None] = capacity.judge(level, slo).why
@@ -107,7 +109,7 @@ def search(
         if step.rate is None:
             stopped = step.stopped
             break
-        earlier = by_rate(progress).get(step.rate, [])
+        earlier = by_rate(progress.rates.values()).get(step.rate, [])
         requests = capacity.probe_requests(open_loop, slo, step.rate, e2e_estimate(progress, slo), earlier)
         cost = requests / step.rate + (max(spent) if spent else OVERHEAD_S)
         if clock() - started + cost > open_loop.search_budget_s:
@@ -127,7 +129,7 @@ def search(
         verdict = capacity.judge(level, slo).why if level is not None else sweep.failures.get(job.name, "no result")
         print(f"capacity probe {index}: {verdict}", file=sys.stderr)
     sweep.end()
-    newest = {rate: levels[-1] for rate, levels in by_rate(progress).items()}
+    newest = {rate: levels[-1] for rate, levels in by_rate(progress.rates.values()).items()}
     sampled = all(lv.exceed is not None for lv in progress.rates.values())
     settled = sorted(p.rate for p in found if p.verdict.settled)
     if settled:
