@@ -229,8 +229,8 @@ def result(
         level = levels_by_rate.get(lo.rate)
         mean_e2e = level.e2e_ms.mean if level and level.e2e_ms else None
         achieved = (level.kept_up_rps or level.achieved_rps) if level else None
-        if mean_e2e is not None:
-            in_flight = round((achieved or lo.rate) * mean_e2e / 1000, 2)
+        flight = (achieved or lo.rate) * mean_e2e / 1000 if mean_e2e is not None else None
+        in_flight = round(flight, 2) if flight is not None and math.isfinite(flight) else None  # untrusted run files
     decided = decided_interval(points) if sampled else None
     return Capacity(
         rps=lo.rate if lo else None,

@@ -40,9 +40,10 @@ def probe_requests(
     window: where requests are so alike in a row that the count to decide runs to many windows (the queue model's),
     longer retries cost hours and kept the truth inside no more intervals; the rate's tries and the search's budget
     decide there."""
-    window = max(
-        open_loop.min_requests, math.ceil(rate * max(open_loop.min_window_s, WINDOW_E2E * (e2e_ms or 0) / 1000))
-    )
+    # never longer than the search's budget (the budget check then stops the search and says why): a latency read
+    # from a resumed run file is untrusted, and 1e308 ms would otherwise overflow the count
+    seconds = min(max(open_loop.min_window_s, WINDOW_E2E * (e2e_ms or 0) / 1000), open_loop.search_budget_s)
+    window = max(open_loop.min_requests, math.ceil(rate * seconds))
     if not earlier:
         return window
     return max(window, min(more_to_decide(earlier, slo), deciding(slo)))

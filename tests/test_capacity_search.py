@@ -123,6 +123,19 @@ def test_a_saturated_probe_does_not_size_the_next(tmp_path):
     assert int(first.argv[first.argv.index("--num-prompts") + 1]) == math.ceil(first.rate * 90)  # 30 x 3 s
 
 
+def test_a_resumed_probe_with_an_absurd_latency_stops_on_the_budget(tmp_path):
+    """A run file is untrusted: a resumed probe claiming 1e308 ms requests (finite, so the file loads) is no longer
+    an OverflowError mid-search; the next probe is sized at the whole budget, and the budget stops the search."""
+    entry, plan, progress = setup(tmp_path, search_budget_s=300)
+    absurd = queue_model(3.1)(2.5).model_copy(update={"probe": 1, "e2e_ms": Stats(mean=1e308)})
+    progress.rates = {"probe1": absurd}
+    clock = Clock()
+    client = ModelClient(progress, clock, capacity=3.1)
+    found = search(plan, entry.recipe, client, progress, clock)  # type: ignore[arg-type]
+    assert client.sent == [] and found.rps == 2.5
+    assert found.stopped is not None and found.stopped.startswith("the search's time budget (300 s) would run out")
+
+
 def test_a_resumed_search_goes_on_counting(tmp_path):
     entry, plan, progress = setup(tmp_path)
     measure = queue_model(3.1)
