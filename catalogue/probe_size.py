@@ -31,6 +31,12 @@ MOST_TIMES = 4
 99 %): a share of requests over the limit this close to the percentile's own is settled after the rate's tries."""
 
 
+MOST_REQUESTS = 100_000
+"""No probe sends more. A rate, latency or independent share read from a resumed run file, or a window from a recipe,
+is untrusted: 1e308 req/s or a share of 1e-307 overflowed the count, and 1e15 req/s asked the client for 6e16
+requests. 100,000 is 100 s at 1,000 req/s; the largest probe measured here sent 4,070."""
+
+
 def probe_requests(
     open_loop: OpenLoop, slo: Slo, rate: float, e2e_ms: float | None, earlier: Sequence[RateLevel] = ()
 ) -> int:
@@ -40,13 +46,16 @@ def probe_requests(
     window: where requests are so alike in a row that the count to decide runs to many windows (the queue model's),
     longer retries cost hours and kept the truth inside no more intervals; the rate's tries and the search's budget
     decide there."""
-    # never longer than the search's budget (the budget check then stops the search and says why): a latency read
-    # from a resumed run file is untrusted, and 1e308 ms would otherwise overflow the count
-    seconds = min(max(open_loop.min_window_s, WINDOW_E2E * (e2e_ms or 0) / 1000), open_loop.search_budget_s)
-    window = max(open_loop.min_requests, math.ceil(rate * seconds))
+    seconds = max(open_loop.min_window_s, WINDOW_E2E * (e2e_ms or 0) / 1000)
+    window = requests_count(max(open_loop.min_requests, rate * seconds))
     if not earlier:
         return window
     return max(window, min(more_to_decide(earlier, slo), deciding(slo)))
+
+
+def requests_count(requests: float) -> int:
+    """A count of requests to send: whole, and at most MOST_REQUESTS however large (or infinite) `requests` came out."""
+    return math.ceil(min(requests, MOST_REQUESTS))
 
 
 def deciding(slo: Slo) -> int:
@@ -69,7 +78,7 @@ def more_to_decide(levels: Sequence[RateLevel], slo: Slo) -> int:
             continue
         target = effective_to_decide(n_eff, over_eff, slo.percentile, most)
         more = max(more, (target - n_eff) / (n_eff / judged))  # judged requests, at the share independent so far
-    return math.ceil(more / (1 - WARMUP))
+    return requests_count(more / (1 - WARMUP))
 
 
 def effective_to_decide(n: float, over: float, percentile: int, most: int) -> int:

@@ -125,7 +125,7 @@ def test_a_saturated_probe_does_not_size_the_next(tmp_path):
 
 def test_a_resumed_probe_with_an_absurd_latency_stops_on_the_budget(tmp_path):
     """A run file is untrusted: a resumed probe claiming 1e308 ms requests (finite, so the file loads) is no longer
-    an OverflowError mid-search; the next probe is sized at the whole budget, and the budget stops the search."""
+    an OverflowError mid-search; the next probe is sized at the most a probe sends, and the budget stops the search."""
     entry, plan, progress = setup(tmp_path, search_budget_s=300)
     absurd = queue_model(3.1)(2.5).model_copy(update={"probe": 1, "e2e_ms": Stats(mean=1e308)})
     progress.rates = {"probe1": absurd}

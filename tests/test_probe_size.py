@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from catalogue.benchmark import RateLevel
-from catalogue.probe_size import effective_to_decide, more_to_decide, probe_requests
+from catalogue.probe_size import MOST_REQUESTS, effective_to_decide, more_to_decide, probe_requests
 from catalogue.request_samples import decide_effective
 from catalogue.slo import OpenLoop, Slo
 
@@ -62,3 +62,15 @@ def test_a_share_at_the_percentile_aims_at_the_cap():
 def test_a_decided_limit_asks_for_nothing_more():
     assert more_to_decide([probe(90, 0)], SLO) == 0
     assert probe_requests(OPEN_LOOP, SLO, 6.0, 50.0, [probe(90, 0)]) == 30  # the window alone
+
+
+def test_untrusted_figures_never_ask_for_more_than_the_most_a_probe_sends():
+    """A resumed run file's rate, latency or independent share, and a recipe's minimum, are untrusted: each once
+    overflowed the count (OverflowError) or asked the client for 6e16 requests; now each is at most MOST_REQUESTS."""
+    assert probe_requests(OPEN_LOOP, SLO, 1e308, 50.0) == MOST_REQUESTS
+    assert probe_requests(OPEN_LOOP, SLO, 1e15, 50.0) == MOST_REQUESTS
+    assert probe_requests(OPEN_LOOP, SLO, 1.0, 1e308) == MOST_REQUESTS
+    huge_minimum = OpenLoop(rates=[], min_window_s=5, min_requests=10**400)
+    assert probe_requests(huge_minimum, SLO, 1.0, 50.0) == MOST_REQUESTS
+    assert more_to_decide([probe(10, 1, independent=1e-307)], SLO) == MOST_REQUESTS
+    assert probe_requests(OPEN_LOOP, SLO, 6.0, 50.0, [probe(10, 1, independent=1e-307)]) == 100  # at most `deciding`
