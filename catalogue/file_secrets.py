@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from catalogue.bounded import MAX_IMPORT_BYTES, nesting_error, read_bounded
 from catalogue.errors import CatalogueError, field_path
 from catalogue.secret_scan import Secret, is_secret_name, keyword_hits, plugin_hits, redact, scan_text, scan_texts
 
@@ -84,15 +85,16 @@ def file_secret_errors(path: Path) -> list[CatalogueError]:
     """An error per credential in a file: each string of a JSON file (or each line of JSON Lines), else each line
     of its text. A file that is not UTF-8 text is an error too (nothing in it could be scanned)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return [CatalogueError(path, "not UTF-8 text: a result file the secret scanner cannot read")]
-    except OSError as exc:
-        return [CatalogueError(path, f"cannot read: {exc.strerror or exc}")]
+        text = read_bounded(path, MAX_IMPORT_BYTES)
+    except CatalogueError as exc:
+        return [exc]
     if path.suffix == ".json":
+        too_deep = nesting_error(text, path)
+        if too_deep is not None:
+            return [too_deep]
         try:
             return json_secret_errors(path, text, json.loads(text))
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             pass  # scanned as text below; its reader reports the syntax
     if path.suffix == ".jsonl":
         return _json_lines_errors(path, text)
@@ -103,9 +105,12 @@ def _json_lines_errors(path: Path, text: str) -> list[CatalogueError]:
     """Each record of a JSON Lines file scanned as JSON (escapes decoded); a line that is no JSON, as text."""
     out = []
     for number, line in enumerate(text.splitlines(), 1):
+        too_deep = nesting_error(line, path)
+        if too_deep is not None:
+            return [replace(too_deep, line=number)]
         try:
             found = json_secret_errors(path, line, json.loads(line)) if line.strip() else []
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             found = [secret_error(path, secret, None, None) for secret in scan_text(line, filename=path.name)]
         out += [replace(error, line=number) for error in found]
     return out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from catalogue.benchmark import BenchmarkRun, LevelResult
+from catalogue.bounded import MAX_RUN_BYTES, MAX_RUN_WHOLE_DIGITS, MAX_YAML_BYTES, load_json, read_bounded
 from catalogue.errors import CatalogueError, from_validation, yaml_line
 from catalogue.file_secrets import check_json
 from catalogue.metrics import metric_value
@@ -68,10 +68,7 @@ def _run_order(run: BenchmarkRun) -> tuple[dt.date, dt.datetime]:
 
 def parse_recipe(path: Path) -> Recipe:
     """Parse and validate one recipe.yaml."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogueError(path, f"cannot read: {exc}") from None
+    text = read_bounded(path, MAX_YAML_BYTES)
     data = parse_yaml(text, path)
     if not isinstance(data, dict):
         raise CatalogueError(path, "a recipe is a YAML mapping", line=1)
@@ -81,36 +78,10 @@ def parse_recipe(path: Path) -> Recipe:
         raise from_validation(path, exc, text) from None
 
 
-WHOLE_DIGITS = 15
-"""The most digits a whole number in a run file may have (counts and ids: far below 10^15). A run file is untrusted,
-and Python reads any number of digits: `completed: 10**400` loaded, then overflowed a float in the regression check."""
-
-
-class _TooLong(ValueError):
-    pass
-
-
-def _whole(digits: str) -> int:
-    if len(digits.lstrip("-")) > WHOLE_DIGITS:
-        raise _TooLong(digits)
-    return int(digits)
-
-
 def parse_run(path: Path) -> BenchmarkRun:
     """Parse and validate one benchmark run JSON; a credential in any of its strings is an error (masked)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text, parse_int=_whole)
-    except json.JSONDecodeError as exc:
-        raise CatalogueError(path, f"JSON syntax error: {exc.msg}", line=exc.lineno) from None
-    except _TooLong as exc:
-        digits = str(exc)
-        line = text.count("\n", 0, max(text.find(digits), 0)) + 1
-        raise CatalogueError(
-            path, f"a whole number of {len(digits)} digits ({digits[:12]}…): at most {WHOLE_DIGITS}", line=line
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogueError(path, f"cannot read: {exc}") from None
+    text = read_bounded(path, MAX_RUN_BYTES)
+    data = load_json(text, path, whole_digits=MAX_RUN_WHOLE_DIGITS)
     check_json(path, text, data)  # before the schema, whose errors quote values
     try:
         run = BenchmarkRun.model_validate(data)

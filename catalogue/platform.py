@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from catalogue.bounded import MAX_YAML_BYTES, read_bounded
 from catalogue.docker_options import option_key, option_name, option_value, split_options
 from catalogue.errors import CatalogueError, from_validation
 from catalogue.passport import Gates
@@ -116,7 +117,7 @@ def load_platform(name: str, folder: Path = PLATFORMS_DIR) -> Platform:
 @lru_cache(maxsize=32)
 def _read_platform(path: Path, _stamp: int) -> Platform:
     name = path.stem
-    text = path.read_text(encoding="utf-8")
+    text = read_bounded(path, MAX_YAML_BYTES)
     try:
         platform = Platform.model_validate(parse_yaml(text, path))
     except ValidationError as exc:

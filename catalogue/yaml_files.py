@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 import yaml_rs
 
+from catalogue.bounded import check_yaml
 from catalogue.errors import CatalogueError
 
 _AT_LINE = re.compile(r"at line (\d+)")
@@ -24,7 +25,9 @@ _DUPLICATE = re.compile(r"duplicate mapping key: '(.*)'")
 
 
 def parse_yaml(text: str, path: Path | str) -> Any:
-    """The document in `text` (None when empty); a syntax error or a repeated key is a CatalogueError with its line."""
+    """The document in `text` (None when empty); a syntax error or a repeated key is a CatalogueError with its line,
+    and so is text beyond the limits (catalogue.bounded: size, nesting, aliases expanded), before it is parsed."""
+    check_yaml(text, path)
     try:
         return yaml_rs.loads(text.removeprefix("\ufeff"))
     except yaml_rs.YAMLDecodeError as exc:

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from catalogue.bounded import MAX_YAML_BYTES, read_bounded
 from catalogue.errors import CatalogueError
 from catalogue.topology import Node
 from catalogue.yaml_files import parse_yaml
@@ -126,7 +127,7 @@ class HostsFile(BaseModel):
 def load_hosts_file(path: Path) -> dict[str, Host]:
     """Hosts by name from a hosts file; a one-line error naming the file and the field."""
     try:
-        data = parse_yaml(path.read_text(encoding="utf-8"), path) or {}
+        data = parse_yaml(read_bounded(path, MAX_YAML_BYTES), path) or {}
         parsed = HostsFile.model_validate(data)
     except OSError as exc:
         raise CatalogueError(path, f"cannot read: {exc.strerror}") from None

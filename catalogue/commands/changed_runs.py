@@ -5,8 +5,10 @@ the repository (it says which docker engines the runner drives). One error per p
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
+from catalogue.bounded import MAX_IMPORT_BYTES, nesting_error, read_bounded
 from catalogue.errors import CatalogueError
 from catalogue.file_secrets import file_secret_errors
 from catalogue.loading import RUNS_DIR, parse_run
@@ -33,9 +35,12 @@ def run_part(name: str) -> tuple[str, str] | None:
 
 def format_errors(path: Path) -> list[CatalogueError]:
     """A raw JSON or JSON Lines file that does not parse (the line of the first error)."""
-    text = path.read_text(encoding="utf-8")
+    text = read_bounded(path, MAX_IMPORT_BYTES)
     lines = text.splitlines() if path.suffix == ".jsonl" else [text]
     for number, chunk in enumerate(lines, 1):
+        too_deep = nesting_error(chunk, path)
+        if too_deep is not None:
+            return [replace(too_deep, line=number if path.suffix == ".jsonl" else None)]
         try:
             if chunk.strip():
                 json.loads(chunk)
@@ -43,6 +48,8 @@ def format_errors(path: Path) -> list[CatalogueError]:
             line = number if path.suffix == ".jsonl" else exc.lineno
             what = "JSON Lines" if path.suffix == ".jsonl" else "JSON"
             return [CatalogueError(path, f"not valid {what}: {exc.msg}", None, line)]
+        except ValueError as exc:  # a whole number past Python's digit limit
+            return [CatalogueError(path, f"not valid JSON: {exc}", None, number if path.suffix == ".jsonl" else None)]
     return []
 
 

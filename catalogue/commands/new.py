@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from catalogue.atomic import write_text
+from catalogue.bounded import MAX_YAML_BYTES, check_size, read_bounded
 from catalogue.errors import CatalogueError, from_validation, yaml_line
 from catalogue.flags.checkers import ArgvChecker
 from catalogue.flags.select import image_checker, upstream_checker, validate_entries
@@ -76,11 +77,10 @@ def draft_platform(data: dict[str, Any]) -> Platform | None:
 def read_source(source: str) -> tuple[str, str]:
     """(text, label) of a file, or of standard input for '-'."""
     if source == "-":
-        return sys.stdin.read(), "<stdin>"
-    try:
-        return Path(source).read_text(encoding="utf-8"), source
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogueError(source, f"cannot read: {exc}") from None
+        text = sys.stdin.read(MAX_YAML_BYTES + 1)
+        check_size(text, "<stdin>", MAX_YAML_BYTES)
+        return text, "<stdin>"
+    return read_bounded(Path(source), MAX_YAML_BYTES), source
 
 
 def launch_model(launch: Launch) -> str | None:
@@ -258,7 +258,7 @@ def _new(
     if from_sparkrun is not None:
         launch = from_sparkrun.launch
         model = model or (from_sparkrun.model if from_sparkrun.model != launch_model(launch) else None)
-    elif service is not None or looks_like_compose(text):
+    elif service is not None or looks_like_compose(text, label):
         launch = read_compose(text, label, service, DockerRunOptions.committed())
     else:
         launch = read_launch(text, label, DockerRunOptions.committed())

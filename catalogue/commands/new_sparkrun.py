@@ -11,6 +11,7 @@ import re
 import sys
 from pathlib import Path
 
+from catalogue.bounded import MAX_YAML_BYTES, read_bounded
 from catalogue.commands.new import run_new
 from catalogue.errors import CatalogueError
 from catalogue.yaml_files import parse_yaml
@@ -24,7 +25,7 @@ def recipe_files(folder: Path) -> list[Path]:
     registry = folder / REGISTRY_FILE
     roots = [folder]
     if registry.is_file():
-        data = parse_yaml(registry.read_text(encoding="utf-8"), registry)
+        data = parse_yaml(read_bounded(registry, MAX_YAML_BYTES), registry)
         entries = data.get("registries", []) if isinstance(data, dict) else []
         named = [str(e["recipes"]) for e in entries if isinstance(e, dict) and isinstance(e.get("recipes"), str)]
         if not named:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from catalogue.benchmark import LevelResult, RateLevel
+from catalogue.bounded import MAX_IMPORT_BYTES, load_json, read_bounded
 from catalogue.errors import CatalogueError
 from catalogue.file_secrets import check_json
 
@@ -60,14 +60,8 @@ class ImportedLevels:
 
 def read_json(path: Path) -> Any:
     """A JSON file, or a one-line error naming it (a credential in any of its strings is one, masked)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogueError(path, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogueError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    text = read_bounded(path, MAX_IMPORT_BYTES)
+    data = load_json(text, path)
     check_json(path, text, data)
     return data
 

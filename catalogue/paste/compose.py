@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from catalogue.bounded import check_yaml
 from catalogue.errors import CatalogueError, yaml_line
 from catalogue.paste.docker_run import DockerRunOptions
 from catalogue.paste.launch import Launch, docker_launch
@@ -257,8 +258,9 @@ def _dig(value: Any, keys: tuple[str, ...]) -> Any:
     return value
 
 
-def looks_like_compose(text: str) -> bool:
-    """True for YAML whose top level has `services:` (a compose file)."""
+def looks_like_compose(text: str, label: str) -> bool:
+    """True for YAML whose top level has `services:` (a compose file); YAML past the limits is refused here."""
+    check_yaml(text, label, pyyaml_reads=True)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
@@ -268,6 +270,7 @@ def looks_like_compose(text: str) -> bool:
 
 def read_compose(text: str, label: str, service: str | None, docker_options: DockerRunOptions) -> Launch:
     """The launch of one service of a compose file (the only one, or `service`), or a one-line error."""
+    check_yaml(text, label, pyyaml_reads=True)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -17,7 +17,13 @@ from catalogue.errors import CatalogueError, from_validation, yaml_line
 from catalogue.paste.docker_run import DockerRun, DockerRunOptions
 from catalogue.paste.launch import Launch, read_launch
 from catalogue.paste.sparkrun_bench import benchmark_sweep
-from catalogue.paste.sparkrun_format import PLACEHOLDER, SPARKRUN_VERSION, SparkrunRecipe, unfilled
+from catalogue.paste.sparkrun_format import (
+    PLACEHOLDER,
+    SPARKRUN_VERSION,
+    SparkrunRecipe,
+    TemplateTooLarge,
+    unfilled,
+)
 from catalogue.yaml_files import parse_yaml
 
 VLLM_RUNTIMES = ("", "vllm", "vllm-distributed", "vllm-ray", "eugr-vllm")
@@ -124,7 +130,10 @@ def read_sparkrun(
     recipe = parse_sparkrun(text, label)
     _refuse_early(recipe, text, label)
     command_line = yaml_line(text, ("command",)) or 1
-    command = recipe.rendered_command() or ""
+    try:
+        command = recipe.rendered_command() or ""
+    except TemplateTooLarge as exc:
+        raise CatalogueError(label, f"the command template {exc}", "command", command_line) from None
     missing = unfilled(command)
     if missing:
         raise CatalogueError(

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from catalogue.bounded import MAX_TEMPLATE_CHARS
 from catalogue.strict import Strict
 
 SPARKRUN_VERSION = "0.4.2"
@@ -143,14 +144,33 @@ def _mask(text: str, escapes: bool) -> str:
     return "".join(out)
 
 
+class TemplateTooLarge(ValueError):
+    """A command whose filled-in fields grow past catalogue.bounded.MAX_TEMPLATE_CHARS (values naming themselves)."""
+
+
+def _fill_pass(text: str, texts: dict[str, str]) -> str:
+    """One substitution pass, its output length counted as it grows."""
+    length = len(text)
+
+    def fill(match: re.Match[str]) -> str:
+        nonlocal length
+        value = texts.get(match.group()[1:-1], match.group())
+        length += len(value) - len(match.group())
+        if length > MAX_TEMPLATE_CHARS:
+            raise TemplateTooLarge(f"grows past {MAX_TEMPLATE_CHARS:,} characters as its fields are filled in")
+        return value
+
+    return PLACEHOLDER.sub(fill, text)
+
+
 def render(template: str, values: dict[str, Any]) -> str:
     """Fill `{name}` fields from `values` (str() of each; unknown names stay), until the text stops changing; then
-    repair a backslash followed by blanks at a line end, as sparkrun does."""
+    repair a backslash followed by blanks at a line end, as sparkrun does. Text growing past MAX_TEMPLATE_CHARS
+    raises TemplateTooLarge, counted as each field is filled (a default naming itself 8 times grows 8x a pass)."""
     text = _mask(template, escapes="{{" in template)
+    texts = {k: str(v) for k, v in values.items() if v is not None}
     for _ in range(MAX_PASSES):
-        filled = PLACEHOLDER.sub(
-            lambda m: str(values[m.group()[1:-1]]) if values.get(m.group()[1:-1]) is not None else m.group(), text
-        )
+        filled = _fill_pass(text, texts)
         if filled == text:
             break
         text = filled
