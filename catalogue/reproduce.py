@@ -3,14 +3,14 @@ digest (or, built locally, its content id), the model by its revision. And wheth
 "reproducible" badge: image digest, model revision, flags and bench commands all pinned.
 
 A run file is untrusted: the image is the recipe's, and a recorded digest is used only when it is a digest of
-that same repository (a content id only when it is one); anything else makes the run "not reproducible"."""
+that same repository (a content id only when it is one); anything else makes the run "not reproducible". Its
+command text is never printed: the runner rebuilds every command from the recipe and the run's typed figures
+(runner/reproduction.py) and says when the file's text differs."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-import yaml
 
 from catalogue.benchmark import BenchmarkRun, HostFacts, ImportedProvenance, MeasuredProvenance
 from catalogue.errors import CatalogueError
@@ -99,19 +99,8 @@ def pin(run: BenchmarkRun, recipe_image: str | None) -> Pin:
             image = recipe_image
             notes.append(f"{recipe_image} is not pinned: the run recorded no single digest or id of it")
     revisions = {h.model_revision for h in hosts if h.model_revision and h.model_revision_from != "local folder"}
-    revision = revisions.pop() if len(revisions) == 1 and "--revision" not in prov.serve_command else None
+    revision = revisions.pop() if len(revisions) == 1 else None
     return Pin(image, revision, notes)
-
-
-def pinned(argv: list[str], image: str | None, the_pin: Pin) -> list[str]:
-    """`argv` with the image word replaced by the pinned reference and `--revision` after the model."""
-    out = list(argv)
-    if image is not None and the_pin.image is not None and image in out:
-        out[out.index(image)] = the_pin.image
-    if the_pin.revision and "serve" in out:
-        at = out.index("serve") + 2  # after `vllm serve MODEL`
-        out[at:at] = ["--revision", the_pin.revision]
-    return out
 
 
 @dataclass(frozen=True)
@@ -121,41 +110,6 @@ class Step:
     title: str
     argv: list[str] | None
     text: str | None = None
-
-
-def reproduction(run: BenchmarkRun, recipe_image: str | None) -> list[Step]:
-    """Every command that made the run, in order: servers per node, the router, then each level's bench."""
-    prov = run.provenance
-    assert isinstance(prov, MeasuredProvenance)
-    the_pin = pin(run, recipe_image)
-    nodes = prov.nodes or []
-    steps = [Step(f"{n.role}, on host {n.host}", pinned(n.command, prov.image, the_pin)) for n in nodes]
-    if not nodes:
-        env = [f"{name}={value}" for name, value in prov.serve_env.items()]
-        serve = pinned(prov.serve_command, prov.image, the_pin)
-        steps.append(Step(f"server, on host {prov.host}", ["env", *env, *serve] if env else serve))
-    if prov.router is not None:
-        steps.append(Step("router config, litellm.yaml", None, yaml.safe_dump(prov.router, sort_keys=False).rstrip()))
-        port = router_port(prov.bench_commands)
-        steps.append(Step(f"router ({prov.router_version})", ["litellm", "--config", "litellm.yaml", "--port", port]))
-    where = f"inside {the_pin.image or recipe_image}" if recipe_image else "in a Python environment with this vLLM"
-    for argv in prov.bench_commands:
-        level = argv[argv.index("--result-filename") + 1].removesuffix(".json") if "--result-filename" in argv else ""
-        what = (
-            f"capacity search, {level}, its rate chosen from the results before it"
-            if level.startswith("probe")
-            else f"level {level}"
-        )
-        steps.append(Step(f"benchmark client, {what} ({where})", argv))
-    return steps
-
-
-def router_port(bench_commands: list[list[str]]) -> str:
-    """The port the benchmark client measured at (the router's, for replicas): from its `--base-url`."""
-    for argv in bench_commands:
-        if "--base-url" in argv:
-            return argv[argv.index("--base-url") + 1].rsplit(":", 1)[-1]
-    return "4000"
 
 
 def measured_run(entry: Entry, stamp: str | None) -> BenchmarkRun:
@@ -181,8 +135,11 @@ def measured_run(entry: Entry, stamp: str | None) -> BenchmarkRun:
     return max(own, key=lambda r: r.recorded_at)
 
 
-def reproduction_text(recipe_id: str, run: BenchmarkRun, recipe_image: str | None) -> str:
-    """What `catalogue reproduce` prints: the verdict, what is not pinned, then every step."""
+def reproduction_text(
+    recipe_id: str, run: BenchmarkRun, recipe_image: str | None, steps: list[Step], differs: str | None = None
+) -> str:
+    """What `catalogue reproduce` prints: the verdict, what is not pinned, whether the run file's own command text
+    differs, then every step (rebuilt from the recipe by the runner, never the run file's text)."""
     prov = run.provenance
     assert isinstance(prov, MeasuredProvenance)
     foreign = foreign_images(run, recipe_image)
@@ -192,20 +149,23 @@ def reproduction_text(recipe_id: str, run: BenchmarkRun, recipe_image: str | Non
         verdict = "not reproducible: " + "; ".join(foreign)
     lines = [f"{recipe_id} run {run.stamp} (vLLM {prov.vllm_version}, measured {run.measured_on}): {verdict}"]
     lines += [f"note: {n}" for n in pin(run, recipe_image).notes]
-    lines += [f"note: {n}" for n in client_notes(run)]
-    for step in reproduction(run, recipe_image):
+    bench = [step.argv for step in steps if step.argv and "bench" in step.argv]
+    lines += [f"note: {n}" for n in client_notes(run, bench)]
+    lines += [differs] if differs else []
+    for step in steps:
         lines += ["", f"{step.title}:", step.text if step.text is not None else shell_command(step.argv or [])]
     return "\n".join(lines)
 
 
-def client_notes(run: BenchmarkRun) -> list[str]:
-    """What the benchmark commands cannot pin themselves: the tokenizer's revision (vLLM's client has no option
-    for it and reads the Hugging Face cache's current one), and where a level's prompts come from (its --seed)."""
+def client_notes(run: BenchmarkRun, bench: list[list[str]]) -> list[str]:
+    """What the benchmark commands (`bench`, rebuilt) cannot pin themselves: the tokenizer's revision (vLLM's client
+    has no option for it and reads the Hugging Face cache's current one), and where a level's prompts came from
+    (whether the run's own commands set --seed)."""
     prov = run.provenance
     assert isinstance(prov, MeasuredProvenance)
     out = []
     revisions = sorted({h.model_revision for h in prov.hosts if h.model_revision})
-    tokenizers = sorted({a[a.index("--tokenizer") + 1] for a in prov.bench_commands if "--tokenizer" in a})
+    tokenizers = sorted({a[a.index("--tokenizer") + 1] for a in bench if "--tokenizer" in a[:-1]})
     if revisions and tokenizers:
         out.append(
             f"the client's tokenizer ({', '.join(tokenizers)}) is read at the revision the Hugging Face cache points "

@@ -1,5 +1,6 @@
-"""`catalogue reproduce <recipe> [<run>]`: the exact commands that made a measured run, pinned to its image
-digest and model revision; `--refresh` runs them again through the runner (run_refresh, not a second path)."""
+"""`catalogue reproduce <recipe> [<run>]`: the commands that made a measured run, rebuilt from the recipe and the
+run's typed figures (never the run file's command text), pinned to its image digest and model revision; `--refresh`
+runs them again through the runner (run_refresh, not a second path)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,17 @@ def run(args: argparse.Namespace, roots: list[Path]) -> int:
     from catalogue.loading import load_catalogue
     from catalogue.reproduce import measured_run, reproduction_text
     from runner.command import run_options
+    from runner.hosts import parse_hosts
     from runner.refresh import run_refresh
+    from runner.reproduction import difference_line, reproduction
 
     entry = load_catalogue(roots, [args.id])[0]
     chosen = measured_run(entry, args.run)
-    print(reproduction_text(entry.id, chosen, entry.recipe.serving.image))
+    hosts = parse_hosts(args.hosts, args.hosts_file)
+    steps, differs = reproduction(
+        entry, chosen, hosts, client=args.client, port=args.port, router_port=args.router_port
+    )
+    print(reproduction_text(entry.id, chosen, entry.recipe.serving.image, steps, difference_line(differs)))
     if not args.refresh:
         return 0
     sys.stdout.flush()

@@ -13,11 +13,11 @@ from catalogue.errors import CatalogueError
 from catalogue.launch import sweep_workload
 from catalogue.loading import Entry
 from catalogue.reproduce import foreign_images, pin
-from catalogue.reproduce import router_port as measured_port
 from catalogue.run_differences import flag_items
 from runner.containers import image_id
 from runner.hosts import Host
 from runner.plan import Plan
+from runner.reproduction import run_ports, with_pin
 
 
 def reproducing(
@@ -45,18 +45,14 @@ def reproducing(
                 file=sys.stderr,
             )
             the_pin = replace(the_pin, image=serving.image)
-    flags = {**serving.flags, **({"revision": the_pin.revision} if the_pin.revision else {})}
-    pinned = serving.model_copy(update={"image": the_pin.image or serving.image, "flags": flags})
-    prov = run.provenance
-    assert isinstance(prov, MeasuredProvenance)
-    command = prov.serve_command
-    if port is None and "--port" in command:
-        port = int(command[command.index("--port") + 1])
-    if router_port is None and prov.router is not None:
-        router_port = int(measured_port(prov.bench_commands))
+    ran_port, ran_router = run_ports(run)
     for note in the_pin.notes:
         print(f"note: {note}", file=sys.stderr)
-    return replace(entry, recipe=entry.recipe.model_copy(update={"serving": pinned})), port, router_port
+    return (
+        with_pin(entry, the_pin),
+        ran_port if port is None else port,
+        ran_router if router_port is None else router_port,
+    )
 
 
 def same_setup(run: BenchmarkRun, plan: Plan) -> None:

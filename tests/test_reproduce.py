@@ -14,8 +14,10 @@ from catalogue.cli import main
 from catalogue.errors import CatalogueError
 from catalogue.launch import split_command
 from catalogue.loading import load_entry
-from catalogue.reproduce import foreign_images, measured_run, missing_pins, pin, reproduction, reproduction_text
+from catalogue.reproduce import foreign_images, measured_run, missing_pins, pin, reproduction_text
 from catalogue.site.pages import render_recipe
+from runner.hosts import LOCAL
+from runner.reproduction import reproduction
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -53,10 +55,10 @@ def test_with_a_registry_digest_and_a_hub_revision_the_run_is_reproducible():
     )
     pinned_run = run.model_copy(update={"provenance": prov.model_copy(update={"hosts": [hub]})})
     assert missing_pins(pinned_run, entry.recipe.serving.image) == []
-    server = reproduction(pinned_run, entry.recipe.serving.image)[0].argv
+    server = reproduction(entry, pinned_run, [LOCAL])[0][0].argv
     assert hub.image_digest in server and prov.image not in server
-    model_at = server.index("serve") + 1
-    assert server[model_at + 1 : model_at + 3] == ["--revision", "b5c5a6c2d1f0e9a8"]
+    revision = server.index("--revision")
+    assert revision > server.index("serve") and server[revision + 1] == "b5c5a6c2d1f0e9a8"
 
 
 def test_imported_and_early_runs_say_what_they_lack(entries):
@@ -75,12 +77,14 @@ def test_the_command_prints_every_step_as_a_pasteable_command(capsys):
     blocks = out.split("\n\n")[1:]
     titles = [b.splitlines()[0] for b in blocks]
     assert titles[:2] == ["replica 1, on host local:", "replica 2, on host local:"]
-    assert any(t.startswith("router config, litellm.yaml") for t in titles)
+    assert any(t.startswith("router config, router.yaml") for t in titles)
     bench = [b for b in blocks if b.startswith("benchmark client, level c")]
     assert len(bench) == len(run.levels)
-    for block in bench:
+    for block in bench:  # the recipe's command today: the run predates --save-detailed and --seed, and says so
         argv = split_command(block.split(":\n", 1)[1])
-        assert argv in run.provenance.bench_commands
+        assert [w for w in argv if w != "--save-detailed"][:-2] in run.provenance.bench_commands
+        assert argv[-2] == "--seed" and "--save-detailed" in argv
+    assert "note: the run file's own command text differs from these rebuilt commands" in out
 
 
 def test_the_page_has_a_reproduce_block_and_where_it_ran():
@@ -123,7 +127,7 @@ def test_a_run_naming_another_image_is_not_reproducible(facts, reason):
     image = entry.recipe.serving.image
     assert foreign_images(forged, image)[0].startswith(reason)
     assert pin(forged, image).image == image  # the recipe's image, unpinned: nothing of the run file is run
-    text = reproduction_text(entry.id, forged, image)
+    text = reproduction_text(entry.id, forged, image, reproduction(entry, forged, [LOCAL])[0])
     assert text.splitlines()[0].endswith(f"not reproducible: {foreign_images(forged, image)[0]}")
     assert "evil" not in "".join(text.splitlines()[1:])
 
@@ -172,19 +176,20 @@ def docker_ps_all() -> str | None:
 def test_a_local_process_is_reproduced_with_its_environment_and_the_client_notes_what_it_cannot_pin():
     """A local process gets its variables from the recipe (the KV cache size of a CPU build): they are part of the
     command. The client's tokenizer has no revision option, and an early run had no --seed: both are said."""
-    _entry, run = tiny()
+    entry, run = tiny("tiny-cpu")
     prov = run.provenance
-    env = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CACHE_ROOT": "~/.cache/catalogue-compile/tiny-cpu/vllm"}
-    local = run.model_copy(update={"provenance": prov.model_copy(update={"nodes": [], "serve_env": env})})
-    server = reproduction(local, None)[0]
-    assert server.argv is not None and server.argv[:3] == ["env", *(f"{k}={v}" for k, v in env.items())]
-    assert server.argv[3:] == prov.serve_command
-    revised = with_host(local, model_revision="abc123")
-    text = reproduction_text("tiny-cpu", revised, None)
+    assert prov.image is None and prov.serve_env
+    steps, differs = reproduction(entry, run, [LOCAL])
+    server = steps[0].argv
+    assert server is not None and server[0] == "env" and "VLLM_CPU_KVCACHE_SPACE=1" in server and not differs
+    serve, ran = server[server.index("vllm") :], prov.serve_command[prov.serve_command.index("vllm") :]
+    assert serve[3:] == ran[3:] and serve[2] == str(entry.folder.resolve() / "model")  # the model, in this checkout
+    revised = with_host(run, model_revision="abc123")
+    text = reproduction_text("tiny-cpu", revised, None, steps)
     assert "VLLM_CPU_KVCACHE_SPACE=1" in text
     assert "note: the client's tokenizer" in text and "check the cache resolves abc123" in text
     unseeded = [[w for w in argv if w != "--seed"] for argv in prov.bench_commands]
     early = revised.model_copy(
         update={"provenance": revised.provenance.model_copy(update={"bench_commands": unseeded})}
     )
-    assert "note: the levels ran without --seed" in reproduction_text("tiny-cpu", early, None)
+    assert "note: the levels ran without --seed" in reproduction_text("tiny-cpu", early, None, steps)
