@@ -12,7 +12,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance
+from catalogue.benchmark import BenchmarkRun, Figures, MeasuredProvenance
 from catalogue.loading import Entry
 from catalogue.reproduce import Pin, Step, pin
 from catalogue.topology import LITELLM_VERSION
@@ -88,7 +88,7 @@ def rebuilt_plan(
     )
 
 
-def _prompts(job: Job, level: LevelResult | None) -> Job:
+def _prompts(job: Job, level: Figures | None) -> Job:
     """The job with `--num-prompts` as the level sent them (completed + failed: a short level runs again longer)."""
     sent = (level.completed or 0) + (level.failed or 0) if level is not None else 0
     if sent and "--num-prompts" in job.argv[:-1]:
@@ -196,7 +196,7 @@ def differences(run: BenchmarkRun, pinned: Plan, unpinned: Plan, jobs: list[Job]
         pinned.router is not None and prov.router != pinned.router.config
     ):
         out.append("router: the file's config differs")
-    by_name = {after(argv, "--result-filename"): argv for argv in prov.bench_commands}
+    by_name: dict[str | None, list[str] | None] = {after(a, "--result-filename"): a for a in prov.bench_commands}
     for job in jobs:  # the client's words do not name the image: pinned or not, they are the same
         was = by_name.pop(f"{job.name}.json", None)
         found = "the file has no command for it" if was is None else _first_difference(was, [job.argv], rid)
