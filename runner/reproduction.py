@@ -196,10 +196,10 @@ def differences(run: BenchmarkRun, pinned: Plan, unpinned: Plan, jobs: list[Job]
         pinned.router is not None and prov.router != pinned.router.config
     ):
         out.append("router: the file's config differs")
-    by_name: dict[str | None, list[str] | None] = {after(a, "--result-filename"): a for a in prov.bench_commands}
+    by_name = {after(argv, "--result-filename"): argv for argv in prov.bench_commands}
     for job in jobs:  # the client's words do not name the image: pinned or not, they are the same
-        was = by_name.pop(f"{job.name}.json", None)
-        found = "the file has no command for it" if was is None else _first_difference(was, [job.argv], rid)
+        ran = by_name.pop(f"{job.name}.json", None)
+        found = "the file has no command for it" if ran is None else _first_difference(ran, [job.argv], rid)
         out += [f"level {job.name}: {found}"] if found else []
     if by_name:
         out.append(f"the file has {len(by_name)} benchmark command(s) for no level of the run")
