@@ -45,11 +45,18 @@ class Job:
         return {**found, "metrics_url": self.metrics_url} if self.metrics_url else found
 
 
+def rate_text(rate: float) -> str:
+    """A rate as the client is given it: exact (the shortest text that reads back as the same float; `4`, not `4.0`).
+    vLLM's client records what it read, and the search pools a probe with the rate it re-measures by that float:
+    written with `:g` (six digits), 3.14159265 came back as 3.14159 and never pooled with the rate it repeated."""
+    return repr(float(rate)).removesuffix(".0")
+
+
 def rate_job(template: Job, name: str, rate: float, requests: int, probe: int | None = None) -> Job:
     """The template's command at another rate: `--request-rate`, `--num-prompts` and the result file set."""
     argv = list(template.argv)
     settings = [
-        ("--request-rate", f"{rate:g}"),
+        ("--request-rate", rate_text(rate)),
         ("--num-prompts", str(requests)),
         ("--result-filename", f"{name}.json"),
     ]

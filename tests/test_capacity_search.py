@@ -9,10 +9,10 @@ from pathlib import Path
 
 import yaml
 
-from catalogue.benchmark import LevelResult, Stats
+from catalogue.benchmark import LevelResult, RateLevel, Stats
 from catalogue.loading import load_entry
-from runner.capacity_search import search
-from runner.jobs import Job
+from runner.capacity_search import by_rate, search
+from runner.jobs import Job, rate_job
 from runner.plan import make_plan
 from runner.state import Progress
 from tests.test_capacity import queue_model
@@ -173,3 +173,17 @@ def test_a_capacity_whose_limit_the_light_rates_nearly_reached_gets_a_note(tmp_p
     progress.rates["r1"] = queue_model(3.1)(1.0)
     search(plan, entry.recipe, ModelClient(progress, clock, capacity=3.1), progress, clock)  # type: ignore[arg-type]
     assert not [n for n in progress.notes if n.startswith("capacity flat")]
+
+
+def test_a_probe_is_sent_at_its_exact_rate_so_it_pools_with_the_rate_it_measures_again(tmp_path):
+    """A resumed run file's rate of seven significant digits (or the search's own interpolated 1/3) is sent as it
+    is: vLLM's client records the rate it read, and the re-measured probe pools with the earlier one."""
+    _entry, plan, _progress = setup(tmp_path)
+    assert plan.probe_template is not None
+    for rate in (3.14159265, 1 / 3, 4.0, 2.5):
+        job = rate_job(plan.probe_template, "probe2", rate, 10, probe=2)
+        sent = job.argv[job.argv.index("--request-rate") + 1]
+        earlier, again = RateLevel(offered_rps=rate, probe=1), RateLevel(offered_rps=float(sent), probe=2)
+        assert list(by_rate([earlier, again]).values()) == [[earlier, again]], sent
+    whole = rate_job(plan.probe_template, "p", 4.0, 10).argv
+    assert whole[whole.index("--request-rate") + 1] == "4"  # a whole rate reads as before
