@@ -5,10 +5,24 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import Field, model_validator
 
 from catalogue.engine_timing import EngineTiming
 from catalogue.passport import HostPassport
+from catalogue.plausible import (
+    Burstiness,
+    Calibration,
+    Concurrency,
+    Count,
+    Ms,
+    PositiveRps,
+    PromptTokens,
+    Repeats,
+    Requests,
+    Rps,
+    Seconds,
+    Tps,
+)
 from catalogue.quality import Quality
 from catalogue.sampling import LevelMachine
 from catalogue.slo import Slo
@@ -22,14 +36,14 @@ RUN_STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 class Stats(Strict):
     """Distribution of one latency, in milliseconds."""
 
-    mean: NonNegativeFloat | None = Field(None, description="Mean.")
-    std: NonNegativeFloat | None = Field(None, description="Standard deviation.")
-    p50: NonNegativeFloat | None = Field(None, description="Median.")
-    p90: NonNegativeFloat | None = Field(None, description="90th percentile.")
-    p95: NonNegativeFloat | None = Field(None, description="95th percentile.")
-    p99: NonNegativeFloat | None = Field(None, description="99th percentile.")
-    n: NonNegativeInt | None = Field(None, description="Samples the figures are of, when per-request data was kept.")
-    ci: dict[Literal["p50", "p90", "p95", "p99"], tuple[NonNegativeFloat, NonNegativeFloat]] | None = Field(
+    mean: Ms | None = Field(None, description="Mean.")
+    std: Ms | None = Field(None, description="Standard deviation.")
+    p50: Ms | None = Field(None, description="Median.")
+    p90: Ms | None = Field(None, description="90th percentile.")
+    p95: Ms | None = Field(None, description="95th percentile.")
+    p99: Ms | None = Field(None, description="99th percentile.")
+    n: Count | None = Field(None, description="Samples the figures are of, when per-request data was kept.")
+    ci: dict[Literal["p50", "p90", "p95", "p99"], tuple[Ms, Ms]] | None = Field(
         None,
         description="95 % distribution-free interval of each percentile (order statistics of the per-request "
         "samples); a percentile absent here had too few samples to be bounded; null: no per-request data.",
@@ -39,29 +53,25 @@ class Stats(Strict):
 class Figures(Strict):
     """What any level measured: throughput, latency distributions, requests."""
 
-    prefill_tps: NonNegativeFloat | None = Field(
+    prefill_tps: Tps | None = Field(
         None,
         description="Prefill speed while prompts are prefilled (a burst rate: c × prompt tokens ÷ mean TTFT when "
         "derived), tok/s; not the level's sustained ingest rate.",
     )
-    generation_tps: NonNegativeFloat | None = Field(None, description="Aggregate output tok/s, sustained mean.")
-    peak_tps: NonNegativeFloat | None = Field(None, description="Highest one-second aggregate output rate, tok/s.")
-    total_tps: NonNegativeFloat | None = Field(None, description="Aggregate input + output tok/s.")
-    prefill_std: NonNegativeFloat | None = Field(None, description="Standard deviation of prefill tok/s over runs.")
-    generation_std: NonNegativeFloat | None = Field(
-        None, description="Standard deviation of generation tok/s over runs."
-    )
-    peak_std: NonNegativeFloat | None = Field(None, description="Standard deviation of peak tok/s over runs.")
+    generation_tps: Tps | None = Field(None, description="Aggregate output tok/s, sustained mean.")
+    peak_tps: Tps | None = Field(None, description="Highest one-second aggregate output rate, tok/s.")
+    total_tps: Tps | None = Field(None, description="Aggregate input + output tok/s.")
+    prefill_std: Tps | None = Field(None, description="Standard deviation of prefill tok/s over runs.")
+    generation_std: Tps | None = Field(None, description="Standard deviation of generation tok/s over runs.")
+    peak_std: Tps | None = Field(None, description="Standard deviation of peak tok/s over runs.")
     ttft_ms: Stats | None = Field(None, description="Time to first token.")
     itl_ms: Stats | None = Field(None, description="Inter-token latency.")
     tpot_ms: Stats | None = Field(None, description="Time per output token after the first.")
     e2e_ms: Stats | None = Field(None, description="Request latency end to end.")
-    duration_s: NonNegativeFloat | None = Field(
-        None, description="Length of the benchmark window, seconds, when known."
-    )
-    completed: NonNegativeInt | None = Field(None, description="Requests that finished.")
-    failed: NonNegativeInt | None = Field(None, description="Requests that failed.")
-    stdev: NonNegativeFloat | None = Field(None, description="Standard deviation the source reports.")
+    duration_s: Seconds | None = Field(None, description="Length of the benchmark window, seconds, when known.")
+    completed: Count | None = Field(None, description="Requests that finished.")
+    failed: Count | None = Field(None, description="Requests that failed.")
+    stdev: Tps | None = Field(None, description="Standard deviation the source reports.")
     stdev_of: str | None = Field(None, description="What `stdev` is the deviation of, in the source's words.")
     raw: list[str] = Field(default_factory=list, description="Raw result files of this level, relative to the run.")
     spec_decode: SpecDecodeFigures | None = Field(
@@ -77,7 +87,7 @@ class Figures(Strict):
         description="The GPUs during the level's benchmark window (sampled every second) and its energy; null: the "
         "runner did not sample (an imported run, or one measured before the sampler).",
     )
-    calibration_ms: list[PositiveFloat] | None = Field(
+    calibration_ms: list[Calibration] | None = Field(
         None,
         min_length=2,
         max_length=2,
@@ -89,8 +99,8 @@ class Figures(Strict):
 class LevelResult(Figures):
     """Figures at one concurrency level (or one long-context prompt length): a closed loop of N streams."""
 
-    concurrency: PositiveInt = Field(description="Concurrent requests in flight.")
-    prompt_tokens: PositiveInt | None = Field(None, description="Prompt length, for long-context levels.")
+    concurrency: Concurrency = Field(description="Concurrent requests in flight.")
+    prompt_tokens: PromptTokens | None = Field(None, description="Prompt length, for long-context levels.")
     label: str | None = Field(None, description="Short name when the source names the level, e.g. 'medium'.")
 
     @property
@@ -104,34 +114,34 @@ class LevelResult(Figures):
 class RateLevel(Figures):
     """Figures at one offered request rate: an open loop (requests arrive on their schedule, not when one ends)."""
 
-    offered_rps: PositiveFloat | None = Field(
+    offered_rps: PositiveRps | None = Field(
         None,
         description="Request rate asked for, req/s; null: as fast as possible (the tool's 'throughput').",
     )
-    burstiness: PositiveFloat | None = Field(None, description="Arrival burstiness (1: Poisson); null: not stated.")
+    burstiness: Burstiness | None = Field(None, description="Arrival burstiness (1: Poisson); null: not stated.")
     arrivals: Literal["poisson", "gamma", "constant"] | None = Field(
         None,
         description="How requests arrive at the offered rate: 'poisson' (burstiness 1), 'gamma' (another burstiness), "
         "'constant' (evenly spaced, as GuideLLM's and AIPerf's constant profiles send); null: not stated.",
     )
-    achieved_rps: NonNegativeFloat | None = Field(
+    achieved_rps: Rps | None = Field(
         None, description="Requests completed per second of the tool's window (vLLM's: first send to last completion)."
     )
-    sent_rps: PositiveFloat | None = Field(
+    sent_rps: PositiveRps | None = Field(
         None,
         description="Requests sent per second in the steady middle of the level (per-request times); null: not known.",
     )
-    kept_up_rps: NonNegativeFloat | None = Field(
+    kept_up_rps: Rps | None = Field(
         None,
         description="Requests completed per second over the same middle ranks: below the send rate, the server fell "
         "behind (what saturation is judged on); null: not known.",
     )
-    exceed: dict[Literal["ttft", "tpot", "e2el"], NonNegativeInt] | None = Field(
+    exceed: dict[Literal["ttft", "tpot", "e2el"], Count] | None = Field(
         None,
         description="Successful requests above each SLO limit (by vLLM --goodput key), from per-request samples: what "
         "the early-stopping rule decides a probe on; null: no samples.",
     )
-    judged: NonNegativeInt | None = Field(
+    judged: Count | None = Field(
         None,
         description="Successful requests the early-stopping rule judged (those sent after the first tenth, the "
         "warm-up); null: no samples.",
@@ -141,31 +151,39 @@ class RateLevel(Figures):
         description="Independent samples per request of each limit's latency (1 ÷ its autocorrelation time in send "
         "order): queued requests wait alike, so the rule counts requests × this; null: no samples.",
     )
-    goodput_rps: NonNegativeFloat | None = Field(
+    goodput_rps: Rps | None = Field(
         None, description="Completed requests per second that met every SLO limit (vLLM's request_goodput)."
     )
     attainment: float | None = Field(
         None, ge=0, le=1, description="Share of completed requests that met every SLO limit."
     )
-    max_concurrency: PositiveInt | None = Field(None, description="A cap on requests in flight, when the tool set one.")
-    probe: int | None = Field(None, ge=1, description="The capacity search's probe number; null: a planned rate.")
+    max_concurrency: Concurrency | None = Field(None, description="A cap on requests in flight, when the tool set one.")
+    probe: Repeats | None = Field(None, description="The capacity search's probe number; null: a planned rate.")
     label: str | None = Field(None, description="The tool's name for the level, e.g. 'poisson@2.00', 'synchronous'.")
     verdict: str | None = Field(None, description="Against the run's SLO: 'meets', or why not (the limit, saturation).")
+
+    @model_validator(mode="after")
+    def _judged_bounds_exceed(self) -> RateLevel:
+        if self.exceed and self.judged is not None and max(self.exceed.values()) > self.judged:
+            raise ValueError("exceed counts more requests than were judged")
+        return self
 
 
 class Capacity(Strict):
     """The highest request rate that met the SLO with no failed request, as the search pinned it."""
 
-    rps: PositiveFloat | None = Field(
+    rps: PositiveRps | None = Field(
         None, description="Highest rate that met the SLO; null when even the lowest missed."
     )
-    upper_rps: PositiveFloat | None = Field(None, description="Lowest rate that missed it (the bracket's top).")
-    tolerance: float = Field(gt=0, description="The precision the search aimed for (0.1: within 10 %).")
+    upper_rps: PositiveRps | None = Field(None, description="Lowest rate that missed it (the bracket's top).")
+    tolerance: float = Field(gt=0, le=1, description="The precision the search aimed for (0.1: within 10 %).")
     converged: bool = Field(description="Whether the bracket closed to the tolerance.")
     stopped: str | None = Field(None, description="Why the search ended before the bracket closed, in words.")
-    probes: NonNegativeInt = Field(description="Probes the search ran (planned rates it reused are not counted).")
-    search_s: NonNegativeFloat | None = Field(None, description="Wall time of the search, seconds.")
-    concurrent_requests: NonNegativeFloat | None = Field(
+    probes: Annotated[int, Field(ge=0, le=10_000)] = Field(
+        description="Probes the search ran (planned rates it reused are not counted)."
+    )
+    search_s: Seconds | None = Field(None, description="Wall time of the search, seconds.")
+    concurrent_requests: Requests | None = Field(
         None, description="Requests in flight at capacity by Little's law: rate × mean end-to-end latency."
     )
     confidence: float | None = Field(
@@ -175,7 +193,7 @@ class Capacity(Strict):
         description="Confidence at which each probe was decided to meet or miss (early stopping on per-request "
         "samples); null: probes judged on their percentiles alone.",
     )
-    decided_rps: tuple[PositiveFloat | None, PositiveFloat | None] | None = Field(
+    decided_rps: tuple[PositiveRps | None, PositiveRps | None] | None = Field(
         None,
         description="The interval the capacity lies in by decided verdicts only (at 99 % confidence on per-request "
         "samples): the highest rate decided to meet below the lowest decided to miss or saturate; a rate settled on "

@@ -90,9 +90,11 @@ def _not_a_number(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def load_json(text: str, path: Path | str, *, whole_digits: int = MAX_WHOLE_DIGITS) -> Any:
+def load_json(
+    text: str, path: Path | str, *, whole_digits: int = MAX_WHOLE_DIGITS, syntax: str = "JSON syntax error"
+) -> Any:
     """Parse untrusted JSON text within the limits: nesting, whole-number digits, no NaN or Infinity. A syntax
-    error names its line; every refusal is a one-line CatalogueError."""
+    error names its line (`syntax`: its words); every refusal is a one-line CatalogueError."""
 
     def whole(digits: str) -> int:
         if len(digits.lstrip("-")) > whole_digits:
@@ -108,7 +110,7 @@ def load_json(text: str, path: Path | str, *, whole_digits: int = MAX_WHOLE_DIGI
     try:
         return json.loads(text, parse_int=whole, parse_constant=_not_a_number)
     except json.JSONDecodeError as exc:
-        raise CatalogueError(path, f"JSON syntax error: {exc.msg}", line=exc.lineno) from None
+        raise CatalogueError(path, f"{syntax}: {exc.msg}", line=exc.lineno) from None
     except RecursionError:
         raise CatalogueError(path, f"nested more than {MAX_DEPTH} deep: refused unparsed") from None
     except ValueError as exc:

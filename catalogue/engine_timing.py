@@ -26,8 +26,9 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt
+from pydantic import Field
 
+from catalogue.plausible import Count, Ms
 from catalogue.prometheus import samples
 from catalogue.strict import Strict
 
@@ -57,12 +58,12 @@ def parse_sums(text: str) -> dict[str, float]:
 class EngineTiming(Strict):
     """What the server's own latency histograms moved by during one level."""
 
-    requests: NonNegativeInt = Field(description="First tokens the server recorded during the level.")
-    ttft_ms: NonNegativeFloat | None = Field(
+    requests: Count = Field(description="First tokens the server recorded during the level.")
+    ttft_ms: Ms | None = Field(
         None, description="Server-side mean time to first token (arrival at the API server to first output), ms."
     )
-    finished: NonNegativeInt = Field(description="Requests the server finished during the level.")
-    tpot_ms: NonNegativeFloat | None = Field(
+    finished: Count = Field(description="Requests the server finished during the level.")
+    tpot_ms: Ms | None = Field(
         None, description="Engine-side mean time per output token after the first, over those requests, ms."
     )
 

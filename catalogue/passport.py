@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pydantic import Field, PositiveFloat
+from pydantic import Field
 
+from catalogue.plausible import Calibration, Celsius, Load, Mhz, Mib, SmallInt, Watts
 from catalogue.strict import Strict
 
 NO_GPU = "no GPU"
@@ -35,13 +36,13 @@ THROTTLE_BITS = {
 class GpuState(Strict):
     """One GPU as `nvidia-smi --query-gpu` reported it; null where it printed [N/A]."""
 
-    index: int | None = Field(None, description="nvidia-smi's GPU index.")
+    index: SmallInt | None = Field(None, description="nvidia-smi's GPU index.")
     name: str | None = Field(None, description="Product name, e.g. 'NVIDIA GB10'.")
-    sm_clock_mhz: float | None = Field(None, description="Current SM clock, MHz (clocks.sm).")
-    memory_clock_mhz: float | None = Field(None, description="Current memory clock, MHz (clocks.mem).")
-    temperature_c: float | None = Field(None, description="GPU core temperature, degrees C (temperature.gpu).")
-    power_draw_w: float | None = Field(None, description="Power draw at the moment of reading, W (power.draw).")
-    power_limit_w: float | None = Field(None, description="The enforced power limit, W (power.limit).")
+    sm_clock_mhz: Mhz | None = Field(None, description="Current SM clock, MHz (clocks.sm).")
+    memory_clock_mhz: Mhz | None = Field(None, description="Current memory clock, MHz (clocks.mem).")
+    temperature_c: Celsius | None = Field(None, description="GPU core temperature, degrees C (temperature.gpu).")
+    power_draw_w: Watts | None = Field(None, description="Power draw at the moment of reading, W (power.draw).")
+    power_limit_w: Watts | None = Field(None, description="The enforced power limit, W (power.limit).")
     throttle_reasons: list[str] | None = Field(
         None, description="Active clock throttle reasons decoded from clocks_throttle_reasons.active; null: N/A."
     )
@@ -51,9 +52,9 @@ class GpuState(Strict):
 class GpuProcess(Strict):
     """A process using a GPU (`nvidia-smi --query-compute-apps`)."""
 
-    pid: int | None = Field(None, description="Process id as the host numbers it.")
+    pid: SmallInt | None = Field(None, description="Process id as the host numbers it.")
     name: str | None = Field(None, description="Process name.")
-    used_memory_mib: float | None = Field(None, description="GPU memory it holds, MiB; null where [N/A].")
+    used_memory_mib: Mib | None = Field(None, description="GPU memory it holds, MiB; null where [N/A].")
 
 
 class ContainerMemory(Strict):
@@ -61,7 +62,7 @@ class ContainerMemory(Strict):
 
     name: str = Field(description="Container name.")
     memory: str = Field(description="MemUsage as docker printed it, e.g. '1.2GiB / 23.4GiB'.")
-    memory_mib: float | None = Field(None, description="The used part of MemUsage in MiB; null when unreadable.")
+    memory_mib: Mib | None = Field(None, description="The used part of MemUsage in MiB; null when unreadable.")
 
 
 class RdmaPort(Strict):
@@ -78,9 +79,9 @@ class InterfaceState(Strict):
 
     name: str = Field(description="Interface name, e.g. 'enp1s0f1np1'.")
     present: bool = Field(description="False: the host has no interface of that name.")
-    speed_mbps: int | None = Field(None, description="Negotiated link speed, Mb/s; null when not reported.")
+    speed_mbps: SmallInt | None = Field(None, description="Negotiated link speed, Mb/s; null when not reported.")
     speed_note: str | None = Field(None, description="Why there is no speed, e.g. 'speed not reported' (virtual).")
-    mtu: int | None = Field(None, description="MTU, bytes.")
+    mtu: SmallInt | None = Field(None, description="MTU, bytes.")
     operstate: str | None = Field(None, description="Operational state, e.g. 'up'.")
     virtual: bool = Field(False, description="True for loopback and other virtual interfaces.")
 
@@ -89,10 +90,10 @@ class Passport(Strict):
     """What a host's state was at one moment: memory, other users of it, GPUs, links, kernel."""
 
     read_at: dt.datetime = Field(description="UTC time of the reading.")
-    mem_available_mib: float | None = Field(
+    mem_available_mib: Mib | None = Field(
         None, description="MemAvailable from /proc/meminfo, MiB (on GB10 this is the GPU's memory too)."
     )
-    mem_total_mib: float | None = Field(None, description="MemTotal from /proc/meminfo, MiB.")
+    mem_total_mib: Mib | None = Field(None, description="MemTotal from /proc/meminfo, MiB.")
     containers: list[ContainerMemory] | None = Field(
         None, description="Other running containers and their memory; null when docker was not asked."
     )
@@ -105,11 +106,11 @@ class Passport(Strict):
     driver: str | None = Field(None, description="NVIDIA driver version; null without one.")
     firmware: str | None = Field(None, description="Firmware (BIOS) version where /sys/class/dmi exposes it.")
     cpu_governor: str | None = Field(None, description="cpufreq scaling governor of cpu0; null when not exposed.")
-    load_average: list[float] | None = Field(
+    load_average: list[Load] | None = Field(
         None, description="1-, 5- and 15-minute load averages (/proc/loadavg): other work sharing the CPUs."
     )
-    cpus: int | None = Field(None, description="CPUs the reader saw (os.cpu_count), to read the load against.")
-    calibration_ms: PositiveFloat | None = Field(
+    cpus: SmallInt | None = Field(None, description="CPUs the reader saw (os.cpu_count), to read the load against.")
+    calibration_ms: Calibration | None = Field(
         None,
         description="Median wall time of rounds in which every CPU hashes 8 MiB with SHA-256 at once, ms: the CPU the "
         "machine gave at that moment (other work, other tenants, clocks); null: read before it was recorded.",

@@ -7,8 +7,9 @@ import random
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt, model_validator
+from pydantic import Field, NonNegativeFloat, model_validator
 
+from catalogue.plausible import Count, Seconds
 from catalogue.strict import Strict
 
 TOOL_EVAL = "tool-eval-bench"
@@ -48,12 +49,12 @@ class QualityCheck(Strict):
     kind: Literal["tool-calling", "accuracy"] = Field(description="What the check measures.")
     tool: str = Field(min_length=1, description="The tool or item set that ran the check.")
     version: str = Field(min_length=1, description="Its version (pinned).")
-    items: NonNegativeInt = Field(description="Items (scenarios or questions) asked.")
-    passed: NonNegativeInt | None = Field(None, description="Items answered correctly; null when the check failed.")
+    items: Count = Field(description="Items (scenarios or questions) asked.")
+    passed: Count | None = Field(None, description="Items answered correctly; null when the check failed.")
     score: NonNegativeFloat | None = Field(
         None, le=100, description="The tool's score, 0-100 (accuracy: per cent exact matches); null when it failed."
     )
-    took_s: NonNegativeFloat = Field(description="Wall time of the check, seconds.")
+    took_s: Seconds = Field(description="Wall time of the check, seconds.")
     method: str = Field(min_length=1, description="How it was scored, in one line.")
     error: str | None = Field(None, description="Why the check gave no score (then score is null).")
     raw: str | None = Field(None, description="The tool's own report, relative to the runs folder.")

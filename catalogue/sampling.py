@@ -11,10 +11,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt
+from pydantic import Field
 
 from catalogue.energy import Energy, integrate, per_token
 from catalogue.passport import NO_GPU, GpuState
+from catalogue.plausible import Celsius, Count, Joules, Mhz, PerJoule, Tokens, Watts
 from catalogue.strict import Strict
 
 POWER_SOURCE = "GPU power (nvidia-smi power.draw, sampled every second)"
@@ -26,19 +27,17 @@ class HostLevelSamples(Strict):
 
     host: str = Field(description="Host name as the runner was given it.")
     gpu: str = Field(description="'no GPU', the GPU names nvidia-smi reported, or why the sampler read nothing.")
-    samples: NonNegativeInt = Field(0, description="Readings of this host inside the window.")
-    power_samples: NonNegativeInt = Field(
-        0, description="Readings inside the window with a power figure for every GPU."
-    )
-    sm_clock_mhz_min: float | None = Field(None, description="Lowest SM clock any GPU reported, MHz.")
-    sm_clock_mhz_max: float | None = Field(None, description="Highest SM clock any GPU reported, MHz.")
-    memory_clock_mhz_min: float | None = Field(None, description="Lowest memory clock any GPU reported, MHz.")
-    memory_clock_mhz_max: float | None = Field(None, description="Highest memory clock any GPU reported, MHz.")
-    temperature_c_max: float | None = Field(None, description="Highest GPU temperature, degrees C.")
+    samples: Count = Field(0, description="Readings of this host inside the window.")
+    power_samples: Count = Field(0, description="Readings inside the window with a power figure for every GPU.")
+    sm_clock_mhz_min: Mhz | None = Field(None, description="Lowest SM clock any GPU reported, MHz.")
+    sm_clock_mhz_max: Mhz | None = Field(None, description="Highest SM clock any GPU reported, MHz.")
+    memory_clock_mhz_min: Mhz | None = Field(None, description="Lowest memory clock any GPU reported, MHz.")
+    memory_clock_mhz_max: Mhz | None = Field(None, description="Highest memory clock any GPU reported, MHz.")
+    temperature_c_max: Celsius | None = Field(None, description="Highest GPU temperature, degrees C.")
     throttle_reasons: list[str] = Field(
         default_factory=list, description="Every clock throttle reason active in any reading (THROTTLE_BITS names)."
     )
-    energy_j: NonNegativeFloat | None = Field(None, description="Energy of this host's GPUs over the window, J.")
+    energy_j: Joules | None = Field(None, description="Energy of this host's GPUs over the window, J.")
     not_measured: str | None = Field(None, description="Why this host has no energy figure.")
 
 
@@ -47,13 +46,13 @@ class LevelMachine(Strict):
 
     window_start: dt.datetime = Field(description="UTC start of the benchmark window (the client's end − duration).")
     window_end: dt.datetime = Field(description="UTC end of the benchmark window (when the client returned).")
-    output_tokens: NonNegativeInt | None = Field(None, description="Output tokens of the window (the raw result's).")
+    output_tokens: Tokens | None = Field(None, description="Output tokens of the window (the raw result's).")
     hosts: list[HostLevelSamples] = Field(default_factory=list, description="Each host's readings.")
     power_source: str | None = Field(None, description="What the energy measures; null when power was not measured.")
-    energy_j: NonNegativeFloat | None = Field(None, description="Energy over the window, J; null: not measured.")
-    mean_power_w: NonNegativeFloat | None = Field(None, description="Energy ÷ window length, W; null: not measured.")
-    j_per_output_token: NonNegativeFloat | None = Field(None, description="J per output token; null: not measured.")
-    output_tokens_per_j: NonNegativeFloat | None = Field(None, description="Output tokens per J; null: not measured.")
+    energy_j: Joules | None = Field(None, description="Energy over the window, J; null: not measured.")
+    mean_power_w: Watts | None = Field(None, description="Energy ÷ window length, W; null: not measured.")
+    j_per_output_token: PerJoule | None = Field(None, description="J per output token; null: not measured.")
+    output_tokens_per_j: PerJoule | None = Field(None, description="Output tokens per J; null: not measured.")
     not_measured: str | None = Field(None, description="Why there is no energy figure, in words.")
 
     @property

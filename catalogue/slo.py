@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import Field, model_validator
 
+from catalogue.plausible import MAX_REQUESTS, Burstiness, PositiveMs, PositiveRps, PositiveSeconds
 from catalogue.strict import Strict
 
 GOODPUT_KEYS: tuple[str, ...] = ("ttft", "tpot", "e2el")
@@ -27,13 +28,11 @@ class Slo(Strict):
     per second that met every limit) and the share of requests that met every limit (attainment)."""
 
     percentile: Literal[50, 90, 95, 99] = Field(95, description="Which percentile of each latency must meet its limit.")
-    ttft: PositiveFloat | None = Field(None, description="Time to first token limit, ms (vLLM goodput key `ttft`).")
-    tpot: PositiveFloat | None = Field(
+    ttft: PositiveMs | None = Field(None, description="Time to first token limit, ms (vLLM goodput key `ttft`).")
+    tpot: PositiveMs | None = Field(
         None, description="Time per output token after the first limit, ms (vLLM goodput key `tpot`)."
     )
-    e2el: PositiveFloat | None = Field(
-        None, description="End-to-end request latency limit, ms (vLLM goodput key `e2el`)."
-    )
+    e2el: PositiveMs | None = Field(None, description="End-to-end request latency limit, ms (vLLM goodput key `e2el`).")
 
     @model_validator(mode="before")
     @classmethod
@@ -74,20 +73,22 @@ class Slo(Strict):
 class OpenLoop(Strict):
     """Open-loop levels: requests arrive on their own schedule (vLLM's `--request-rate`), not when the last ends."""
 
-    rates: list[PositiveFloat] = Field(
+    rates: list[PositiveRps] = Field(
         default_factory=list, description="Request rates to measure, req/s, ascending (may be empty: search only)."
     )
-    burstiness: PositiveFloat = Field(
+    burstiness: Burstiness = Field(
         1.0, description="vLLM's --burstiness: 1 is a Poisson process; below 1 burstier, above 1 more even."
     )
-    min_window_s: PositiveFloat = Field(
+    min_window_s: PositiveSeconds = Field(
         30.0, description="Each rate sends rate × this many seconds of requests (at least min_requests)."
     )
-    min_requests: PositiveInt = Field(20, description="Fewest requests a rate level sends.")
+    min_requests: Annotated[int, Field(gt=0, le=MAX_REQUESTS)] = Field(
+        20, description="Fewest requests a rate level sends."
+    )
     tolerance: float = Field(
         0.10, gt=0, le=0.5, description="The capacity search stops when its bracket is this close (0.10: within 10 %)."
     )
-    search_budget_s: PositiveFloat = Field(
+    search_budget_s: PositiveSeconds = Field(
         1200.0, description="Wall time the capacity search may take; it stops and says so when it runs out."
     )
 

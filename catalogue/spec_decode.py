@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt
+from pydantic import Field, NonNegativeFloat
 
+from catalogue.plausible import DraftLength, Share, Tokens
 from catalogue.prometheus import samples
 from catalogue.strict import Strict
 
@@ -56,16 +57,16 @@ def parse_counters(text: str) -> Counters | None:
 class SpecDecodeFigures(Strict):
     """What vLLM's speculative-decoding counters moved by during one level."""
 
-    drafts: NonNegativeInt = Field(description="Drafts proposed during the level (vllm:spec_decode_num_drafts).")
-    draft_tokens: NonNegativeInt = Field(description="Draft tokens proposed (vllm:spec_decode_num_draft_tokens).")
-    accepted_tokens: NonNegativeInt = Field(description="Draft tokens accepted (vllm:spec_decode_num_accepted_tokens).")
+    drafts: Tokens = Field(description="Drafts proposed during the level (vllm:spec_decode_num_drafts).")
+    draft_tokens: Tokens = Field(description="Draft tokens proposed (vllm:spec_decode_num_draft_tokens).")
+    accepted_tokens: Tokens = Field(description="Draft tokens accepted (vllm:spec_decode_num_accepted_tokens).")
     acceptance_rate: NonNegativeFloat | None = Field(
         None, le=1, description="Accepted / draft tokens; null when no draft was made."
     )
-    mean_accepted_length: NonNegativeFloat | None = Field(
+    mean_accepted_length: DraftLength | None = Field(
         None, description="1 + accepted tokens / drafts (tokens per target step, the bonus token counted)."
     )
-    per_position: list[NonNegativeFloat] = Field(
+    per_position: list[Share] = Field(
         default_factory=list, description="Acceptance rate of each draft position (accepted at it / drafts)."
     )
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import Field, NonNegativeInt, PositiveInt
+from pydantic import Field
 
 from catalogue.arena import profile_title
+from catalogue.plausible import Depth, PromptTokens, Repeats
 from catalogue.strict import Strict
 
 
@@ -22,15 +23,15 @@ class Workload(Strict):
     dataset: str | None = Field(
         None, description="Prompt source: 'random' (fixed lengths), a dataset, or the source's words; null: not stated."
     )
-    input_len: PositiveInt | None = Field(None, description="Prompt tokens per request; null: not stated.")
-    output_len: PositiveInt | None = Field(None, description="Generated tokens per request; null: not stated.")
-    context_depth: NonNegativeInt = Field(
+    input_len: PromptTokens | None = Field(None, description="Prompt tokens per request; null: not stated.")
+    output_len: PromptTokens | None = Field(None, description="Generated tokens per request; null: not stated.")
+    context_depth: Depth = Field(
         0, description="Tokens already in the context before each prompt (llama-benchy's depth)."
     )
     prompts_per_level: str | None = Field(
         None, description="Requests per level: a number or the rule, e.g. 'max(8, 4 × concurrency)'."
     )
-    repetitions: PositiveInt | None = Field(
+    repetitions: Repeats | None = Field(
         None, description="Times each level ran (figures are means over them); null: not stated."
     )
     seeds: str | None = Field(

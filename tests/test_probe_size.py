@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import math
 
+import pytest
+from pydantic import ValidationError
+
 from catalogue.benchmark import RateLevel
 from catalogue.probe_size import MOST_REQUESTS, effective_to_decide, more_to_decide, probe_requests
 from catalogue.request_samples import decide_effective
@@ -70,7 +73,11 @@ def test_untrusted_figures_never_ask_for_more_than_the_most_a_probe_sends():
     assert probe_requests(OPEN_LOOP, SLO, 1e308, 50.0) == MOST_REQUESTS
     assert probe_requests(OPEN_LOOP, SLO, 1e15, 50.0) == MOST_REQUESTS
     assert probe_requests(OPEN_LOOP, SLO, 1.0, 1e308) == MOST_REQUESTS
-    huge_minimum = OpenLoop(rates=[], min_window_s=5, min_requests=10**400)
+    with pytest.raises(ValidationError, match="less than or equal to 1000000"):
+        OpenLoop(rates=[], min_window_s=5, min_requests=10**400)  # a recipe's bound refuses it now
+    huge_minimum = OpenLoop.model_construct(
+        rates=[], burstiness=1.0, min_window_s=5, min_requests=10**400, tolerance=0.1, search_budget_s=1200.0
+    )
     assert probe_requests(huge_minimum, SLO, 1.0, 50.0) == MOST_REQUESTS
     assert more_to_decide([probe(10, 1, independent=1e-307)], SLO) == MOST_REQUESTS
     assert probe_requests(OPEN_LOOP, SLO, 6.0, 50.0, [probe(10, 1, independent=1e-307)]) == 100  # at most `deciding`

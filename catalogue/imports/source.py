@@ -61,7 +61,7 @@ class ImportedLevels:
 def read_json(path: Path) -> Any:
     """A JSON file, or a one-line error naming it (a credential in any of its strings is one, masked)."""
     text = read_bounded(path, MAX_IMPORT_BYTES)
-    data = load_json(text, path)
+    data = load_json(text, path, syntax="not valid JSON")
     check_json(path, text, data)
     return data
 
