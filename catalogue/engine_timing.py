@@ -19,7 +19,9 @@ engine's clock against 10.5-14.4 ms in five no-change refreshes.
 The /metrics text is the server's, so the recipe's image writes it: an engine TPOT that no request of the level could
 have had is not believed. The engine's first-to-last-token span of a request lies inside the client's send-to-last-
 token time, so its mean gap cannot exceed the client's mean E2E ÷ (output tokens − 1), the output tokens per request
-read from the level's throughput and window; `SLACK` allows for output lengths that vary."""
+read from the level's throughput and window; `SLACK` allows for output lengths that vary. Its TTFT (arrival at the API
+server) lies inside the client's (send to first token) likewise. Without the client's figures to bound them, the
+engine's are not believed."""
 
 from __future__ import annotations
 
@@ -97,12 +99,21 @@ SLACK = 1.25
 """How far above the client's mean E2E ÷ (output tokens − 1) an engine TPOT may be before it is not believed."""
 
 
-def plausible(engine: EngineTiming, e2e_ms: float | None, tokens_per_request: float | None) -> bool:
-    """Whether the engine's mean TPOT fits inside the client's mean request time (see the module's text)."""
-    if engine.tpot_ms is None or e2e_ms is None:
+def plausible(
+    engine: EngineTiming, e2e_ms: float | None, tokens_per_request: float | None, client_ttft_ms: float | None = None
+) -> bool:
+    """Whether the engine's figures fit inside the client's (see the module's text): its mean TPOT inside the client's
+    mean request time, its mean TTFT (arrival at the API server to first output) inside the client's (send to first
+    token), both with SLACK. Figures the client's cannot bound (no E2E, no output length, no TTFT beside an engine
+    TTFT) are not believed: an earlier run file without them once put every level in 'bursts'."""
+    if engine.tpot_ms is None:
         return True
-    gaps = max(1.0, (tokens_per_request or 2.0) - 1)
-    return engine.tpot_ms <= SLACK * e2e_ms / gaps
+    if e2e_ms is None or tokens_per_request is None:
+        return False
+    gaps = max(1.0, tokens_per_request - 1)
+    if engine.tpot_ms > SLACK * e2e_ms / gaps:
+        return False
+    return engine.ttft_ms is None or (client_ttft_ms is not None and engine.ttft_ms <= SLACK * client_ttft_ms)
 
 
 def burst_delivery(
@@ -110,12 +121,13 @@ def burst_delivery(
     engine: EngineTiming | None,
     e2e_ms: float | None = None,
     tokens_per_request: float | None = None,
+    client_ttft_ms: float | None = None,
 ) -> str | None:
-    """Why a level's client-side latencies are not the server's (its tokens arrived in bursts), or None; an engine
-    TPOT the client's E2E rules out (`plausible`) says nothing."""
+    """Why a level's client-side latencies are not the server's (its tokens arrived in bursts), or None; engine
+    figures the client's do not bound (`plausible`) say nothing."""
     if client_tpot_ms is None or engine is None or not engine.tpot_ms:
         return None
-    if not plausible(engine, e2e_ms, tokens_per_request):
+    if not plausible(engine, e2e_ms, tokens_per_request, client_ttft_ms):
         return None
     if client_tpot_ms >= BURST * engine.tpot_ms:
         return None
@@ -132,6 +144,8 @@ class _Timed(Protocol):
     def tpot_ms(self) -> object: ...
     @property
     def e2e_ms(self) -> object: ...
+    @property
+    def ttft_ms(self) -> object: ...
     @property
     def engine(self) -> EngineTiming | None: ...
     @property
@@ -152,4 +166,4 @@ def level_bursts(level: _Timed) -> str | None:
             tokens = level.generation_tps * level.duration_s / level.completed
         except OverflowError:  # a count no run has (a file refuses it; an image's raw result may not)
             return None
-    return burst_delivery(tpot, level.engine, e2e, tokens)
+    return burst_delivery(tpot, level.engine, e2e, tokens, getattr(level.ttft_ms, "mean", None))

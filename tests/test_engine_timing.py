@@ -56,11 +56,12 @@ def test_tokens_faster_than_the_engine_made_them_arrived_in_bursts():
     """The CI episode's shape: client TPOT 0.3 ms against the engine's 1.8 ms: bursts; 1.43 ms (0.79) too. A client
     TPOT of 1.9 ms (ordinary transport) or 1.45 ms (0.81) is the engine's own pace."""
     engine = timing(BEFORE, AFTER)
-    why = burst_delivery(0.3, engine)
+    client = (200.0, 64.0, 50.0)  # the client's mean E2E, output tokens and mean TTFT, which bound the engine's
+    why = burst_delivery(0.3, engine, *client)
     assert why is not None and "TPOT 0.30 ms at the client, 1.80 ms on the engine's clock" in why
-    assert burst_delivery(1.43, engine) is not None
-    assert burst_delivery(1.9, engine) is None and burst_delivery(1.45, engine) is None
-    assert burst_delivery(None, engine) is None and burst_delivery(0.3, None) is None
+    assert burst_delivery(1.43, engine, *client) is not None
+    assert burst_delivery(1.9, engine, *client) is None and burst_delivery(1.45, engine, *client) is None
+    assert burst_delivery(None, engine, *client) is None and burst_delivery(0.3, None, *client) is None
 
 
 def test_the_driver_keeps_exactly_the_lines_read_here():
@@ -131,6 +132,18 @@ def test_an_engine_tpot_no_request_could_have_is_not_believed():
     assert engine is not None
     for tpot, believed in ((3.9, True), (4.1, False), (1e9, False)):
         lying = engine.model_copy(update={"tpot_ms": tpot})
-        assert plausible(lying, 200.0, 64.0) is believed
-        assert (burst_delivery(0.3, lying, 200.0, 64.0) is not None) is believed
-    assert plausible(engine.model_copy(update={"tpot_ms": 1e9}), None, None)  # no E2E: nothing to hold it to
+        assert plausible(lying, 200.0, 64.0, 50.0) is believed
+        assert (burst_delivery(0.3, lying, 200.0, 64.0, 50.0) is not None) is believed
+
+
+def test_engine_figures_the_clients_cannot_bound_are_not_believed():
+    """A run file (or an image) whose level has an engine TPOT of 1e9 but no client E2E or output length to hold it
+    to put every level in 'bursts', so its latencies were not judged: without the client's bound, the engine's figures
+    say nothing. An engine TTFT beyond the client's (which contains it) is not believed either."""
+    engine = timing(BEFORE, AFTER)
+    assert engine is not None and engine.ttft_ms is not None
+    huge = engine.model_copy(update={"tpot_ms": 1e9})
+    assert not plausible(huge, None, None) and burst_delivery(0.3, huge) is None
+    assert not plausible(engine, 200.0, None, 50.0) and not plausible(engine, None, 64.0, 50.0)
+    assert plausible(engine, 200.0, 64.0, engine.ttft_ms) and not plausible(engine, 200.0, 64.0, None)
+    assert not plausible(engine, 200.0, 64.0, engine.ttft_ms / 2)  # the server's TTFT twice the client's

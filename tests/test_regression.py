@@ -296,8 +296,13 @@ def test_a_level_in_bursts_is_judged_on_the_engines_clock(tmp_path, repo):
         for lv in run.levels:
             if lv.concurrency == 4:
                 engine = EngineTiming(requests=90, ttft_ms=engine_ttft, finished=90, tpot_ms=engine_tpot)
+                client_ttft = max(lv.ttft_ms.mean, engine_ttft)  # the client's TTFT contains the engine's
                 lv = lv.model_copy(
-                    update={"tpot_ms": lv.tpot_ms.model_copy(update={"mean": client_tpot}), "engine": engine}
+                    update={
+                        "tpot_ms": lv.tpot_ms.model_copy(update={"mean": client_tpot}),
+                        "ttft_ms": lv.ttft_ms.model_copy(update={"mean": client_ttft}),
+                        "engine": engine,
+                    }
                 )
             levels.append(lv)
         return run.model_copy(update={"levels": levels})
