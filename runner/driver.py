@@ -112,19 +112,54 @@ HISTOGRAMS = ("vllm:time_to_first_token_seconds", "vllm:request_time_per_output_
 KEPT = (SPEC_PREFIX, *(f"{name}_{part}{end}" for name in HISTOGRAMS for part in ("sum", "count") for end in " {"))
 
 
-def metrics_lines(url: str | None) -> str | None:
-    """The /metrics lines on `url` a level's figures are read from; None without a URL or when it does not answer."""
+METRICS_DEADLINE_S = 10.0
+"""The whole read of a /metrics page, connection to last byte: a timeout per socket read let a server that trickles a
+byte every few seconds hold a level (and the run) for as long as it liked."""
+
+
+def metrics_lines(url: str | None, deadline_s: float = METRICS_DEADLINE_S) -> str | None:
+    """The /metrics lines on `url` a level's figures are read from; None without a URL, when it does not answer, or
+    when the page is not read whole within `deadline_s`."""
     if not url:
         return None
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            text = response.read(METRICS_MAX_BYTES).decode("utf-8", "replace")
-    except (OSError, ValueError):
+    text = _read_page(url, deadline_s)
+    if text is None:
         return None
     kept = (line for line in text.splitlines() if line.startswith(KEPT))
     return "".join(line + "\n" for line in kept)
+
+
+def _read_page(url: str, deadline_s: float) -> str | None:
+    """GET an http:// page within one deadline: each socket read may wait only for the time that is left."""
+    import http.client
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname:
+        return None
+    end = time.monotonic() + deadline_s
+    connection = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=deadline_s)
+    try:
+        connection.request("GET", (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+        sock = connection.sock  # the response reads from it even once the connection hands it over
+        response = connection.getresponse()
+        if response.status != 200:
+            return None
+        body = bytearray()
+        while len(body) < METRICS_MAX_BYTES:
+            left = end - time.monotonic()
+            if left <= 0 or sock is None:
+                return None
+            sock.settimeout(left)
+            chunk = response.read1(min(1 << 16, METRICS_MAX_BYTES - len(body)))
+            if not chunk:
+                break
+            body += chunk
+        return body.decode("utf-8", "replace")
+    except (OSError, ValueError, http.client.HTTPException):
+        return None
+    finally:
+        connection.close()
 
 
 def run_job(job: dict, events_path: Path, bench_main, add_cli_args, parser_class) -> bool:
