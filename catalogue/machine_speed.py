@@ -53,6 +53,15 @@ def _apart(new: list[tuple[float, float]] | None, old: list[tuple[float, float]]
     return max(max(1.0, a_lo / b_hi, b_lo / a_hi) for (a_lo, a_hi), (b_lo, b_hi) in zip(new, old))
 
 
+def no_passport(run: BenchmarkRun, earlier: BenchmarkRun) -> str | None:
+    """Why `earlier` is no baseline of `run` at all: `run` has CPU calibrations and it has none, so the machine's state
+    when it ran is not known. Such a file once counted as 'the same state' and, preferred over every run whose state
+    differed, set the baseline alone (a run file 10x worse, with no passport, muted every figure)."""
+    if calibrations(run) is not None and calibrations(earlier) is None:
+        return f"{earlier.stamp}: no CPU calibration in its passport: the machine's state then is not known"
+    return None
+
+
 def other_state(run: BenchmarkRun, earlier: BenchmarkRun) -> str | None:
     """Why `earlier` was measured with the machine in another state, or None (alike, or not known). An earlier run
     whose own readings before and after lie MACHINE_RATIO apart on some host changed state during its sweep: without
@@ -119,6 +128,12 @@ def _state_span(level: object) -> tuple[float, float] | None:
     finishing work, not the machine); None when it took none."""
     before = level_reading(level)
     return None if before is None else (before, before * level_shift(level))
+
+
+def same_state_known(level: object, earlier: object) -> bool:
+    """Both levels took the client's calibration and their states are alike (factor 1.0): the same state by
+    reading, not by the absence of one."""
+    return level_reading(level) is not None and level_reading(earlier) is not None and state_factor(level, earlier) == 1
 
 
 def state_factor(level: object, earlier: object) -> float:

@@ -7,7 +7,10 @@ median, out of the band of most of the window's runs, beyond three MADs of them,
 or a drift against the oldest run. A tail percentile is judged only from enough requests to be more than their
 maximum. A level whose tokens reached the client in bursts (catalogue.engine_timing) is judged on the engine's clock
 alone (its mean TTFT and TPOT from vLLM's /metrics), and no earlier such level is a baseline for the client's
-latencies. The runner prints the report after a refresh; the recipe page marks the
+latencies. A baseline is never one run file picked over the others: an earlier run without a passport calibration is
+no baseline of one with it, the levels of this machine state set it only when they are most of the earlier levels, and
+when most earlier runs were in another state they are read anyway with MAX_GRANT granted (the image takes the
+calibration). The runner prints the report after a refresh; the recipe page marks the
 regressed runs in its history."""
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from catalogue.machine_speed import (
     factors_text,
     far_state,
     granted,
+    no_passport,
     other_state,
+    same_state_known,
     state_factor,
 )
 from catalogue.metrics import BY_NAME, ENGINE_CLOCK, Metric, p99_withheld
@@ -75,22 +80,39 @@ def comparable(runs: list[BenchmarkRun], run: BenchmarkRun) -> list[BenchmarkRun
 
 def window(runs: list[BenchmarkRun], run: BenchmarkRun, size: int = WINDOW) -> list[BenchmarkRun]:
     """Up to `size` comparable runs measured on the machine in the same state (catalogue.machine_speed), oldest
-    first."""
-    return _split_by_state(runs, run, size)[0]
+    first; when most of the newest were in another state, those too (each granted MAX_GRANT: `_split_by_state`)."""
+    kept, _left_out, granted = _split_by_state(runs, run, size)
+    return sorted([*kept, *granted], key=_measured)
 
 
-def _split_by_state(runs: list[BenchmarkRun], run: BenchmarkRun, size: int) -> tuple[list[BenchmarkRun], list[str]]:
-    """(the window, why each of the `size` newest comparable runs in another machine state was left out)."""
-    kept, left_out = [], []
+def _split_by_state(
+    runs: list[BenchmarkRun], run: BenchmarkRun, size: int
+) -> tuple[list[BenchmarkRun], list[str], list[BenchmarkRun]]:
+    """(the runs of this machine state, why each of the `size` newest comparable runs left out was, the runs of
+    another state read anyway). A run with no passport calibration is never a baseline of one that has one. When runs
+    of another state are most of the `size` newest, a state is no longer a reason to leave them out: the machine's
+    own calibration may be what is off (the image takes it), so they are compared with the most a machine state
+    explains granted (MAX_GRANT), and a change beyond that is judged. A majority of earlier runs, never one run
+    picked because its claim of state matched, sets the baseline."""
+    kept: list[BenchmarkRun] = []
+    reasons: list[tuple[str, bool]] = []
+    other: list[BenchmarkRun] = []
+    recent = 0
     for position, earlier in enumerate(reversed(comparable(runs, run))):
-        why = other_state(run, earlier)
+        unknown = no_passport(run, earlier)
+        why = unknown or other_state(run, earlier)
         if why is None:
             kept.append(earlier)
+            recent += position < size
         elif position < size:
-            left_out.append(why)
+            reasons.append((why, unknown is None))
+            other += [] if unknown else [earlier]
         if len(kept) == size:
             break
-    return kept[::-1], left_out[::-1]
+    if len(other) > recent:
+        beyond = f"compared only beyond what the machine's state explains ({MAX_GRANT:g}x): "
+        return kept[::-1], [beyond + why if state else why for why, state in reasons][::-1], other[::-1]
+    return kept[::-1], [why for why, _ in reasons][::-1], []
 
 
 def baseline(runs: list[BenchmarkRun], run: BenchmarkRun) -> BenchmarkRun | None:
@@ -124,14 +146,17 @@ class Row:
     the machine's state explains."""
 
 
-def rows(earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand) -> list[Row]:
-    """Every level and figure of `after` against the window's median, with its outcome."""
+def rows(
+    earlier: list[BenchmarkRun], after: BenchmarkRun, band: RegressionBand, other_state: tuple[BenchmarkRun, ...] = ()
+) -> list[Row]:
+    """Every level and figure of `after` against the window's median, with its outcome; the runs of `other_state`
+    (in `earlier` too) are granted the most a machine state explains."""
     out: list[Row] = []
-    old_levels = [_levels(run) for run in earlier]
+    old_levels = [(_levels(run), any(run is o for o in other_state)) for run in earlier]
     for name, new in _levels(after).items():
         burst = level_bursts(new)
         baseline = _baseline_levels(new, name, old_levels)
-        if not baseline and any(name in lv for lv in old_levels):
+        if not baseline and any(name in lv for lv, _ in old_levels):
             far = far_state(new)
             out += [Row(name, BY_NAME[m], None, None, "not enough data", far, withheld=True) for m in COMPARED]
             continue
@@ -195,13 +220,19 @@ def _row(
 
 
 def _baseline_levels(
-    new: LevelResult, name: str, old_levels: list[dict[str, LevelResult]]
+    new: LevelResult, name: str, old_levels: list[tuple[dict[str, LevelResult], bool]]
 ) -> list[tuple[LevelResult, float]]:
-    """The earlier levels that are the baseline, each with its machine state factor (machine_speed.state_factor):
-    those measured in this level's state when there are any, else every one within MAX_GRANT, its difference
-    granted."""
-    found = [(lv[name], state_factor(new, lv[name])) for lv in old_levels if name in lv]
-    return [pair for pair in found if pair[1] == 1.0] or [pair for pair in found if pair[1] <= MAX_GRANT]
+    """The earlier levels that are the baseline, each with its machine state factor (machine_speed.state_factor;
+    MAX_GRANT for a run of another state read anyway): those whose reading shows this level's state when they are
+    most of them, else every one within MAX_GRANT, its difference granted. A majority, never one level picked over
+    the others because its reading matched (or it had none)."""
+    found = [
+        (lv[name], MAX_GRANT if other else state_factor(new, lv[name]), other) for lv, other in old_levels if name in lv
+    ]
+    same = [(lv, f) for lv, f, other in found if not other and same_state_known(new, lv)]
+    if same and (2 * len(same) > len(found) or len(found) == 1):
+        return same
+    return [(lv, f) for lv, f, _ in found if f <= MAX_GRANT]
 
 
 def _outcome(change: Change) -> str:
@@ -261,7 +292,7 @@ class Report:
 
     def text(self) -> str:
         """The refresh's closing report."""
-        gone = [f"  left out: {why}" for why in self.left_out]
+        gone = [f"  {why}" if why.startswith("compared only") else f"  left out: {why}" for why in self.left_out]
         if self.baseline is None and self.left_out:
             head = f"regression check: {self.run.stamp}: not enough data, no earlier run on the machine in this state"
             return "\n".join([head, *gone])
@@ -292,10 +323,11 @@ class Report:
 
 def report(runs: list[BenchmarkRun], run: BenchmarkRun, band: RegressionBand) -> Report:
     """`run` against its baseline among `runs`."""
-    earlier, left_out = _split_by_state(runs, run, WINDOW)
+    kept, left_out, other = _split_by_state(runs, run, WINDOW)
+    earlier = sorted([*kept, *other], key=_measured)
     if not earlier:
         return Report(run, None, [], [], left_out=left_out)
-    found = rows(earlier, run, band)
+    found = rows(earlier, run, band, tuple(other))
     changes = [row.change for row in found if row.change is not None]
     unjudged = [f"{row.level} {row.metric.label}: {row.why}" for row in found if row.withheld]
     return Report(

@@ -2,9 +2,9 @@
 are run to run; these tests veto a change the per-request samples cannot tell from sampling noise, so that a level
 of a handful of requests does not raise an alarm. They never flag anything on their own.
 
-- A TTFT p99 changes only when its 95 % order-statistic interval clears every earlier run's.
+- A TTFT p99 changes only when its 95 % order-statistic interval clears most earlier runs'.
 - A mean latency (TTFT, ITL, E2E), and the prefill rate derived from the TTFT mean, changes only when the mean lies
-  more than Z standard errors from every earlier run's mean (Welch: the standard error of a difference of two means,
+  more than Z standard errors from most earlier runs' means (Welch: the standard error of a difference of two means,
   each std / sqrt(n)). Z = 3 is about 99.7 % two-sided for normal means; inter-token gaps within one request are not
   independent, so it is generous to the alarm.
 
@@ -12,7 +12,8 @@ A run file is untrusted input: the earlier runs read here are those the band rul
 with three runs or more, none whose figure is far from the window's median), a standard deviation no n non-negative
 samples can have (above mean × sqrt(n)) is not read, nor a p99 interval that does not hold its p99, and with three
 runs or more neither is a standard error or interval width above SPREAD_OUTLIER times the window's median one. So
-one broken or hostile earlier run cannot veto every change."""
+one broken or hostile earlier run cannot veto every change; nor can any one run of several: the runs that veto must
+be at least half of those read, and more than one (`_most`)."""
 
 from __future__ import annotations
 
@@ -65,16 +66,24 @@ def _ordinary(items: list[T], spread: Callable[[T], float]) -> list[T]:
     return [item for item in items if spread(item) <= SPREAD_OUTLIER * typical]
 
 
+def _most(close: list, read: list) -> bool:
+    """Whether the earlier runs that veto are most of those read: at least half, and never one alone of several (one
+    run file with a huge spread vetoed every change of the mean)."""
+    return bool(close) and 2 * len(close) >= len(read) and (len(close) >= 2 or len(read) == 1)
+
+
 def _p99_overlap(new: LevelResult, olds: list[LevelResult]) -> str | None:
-    """Its order-statistic interval overlaps an earlier run's (both from per-request samples); None when it clears
-    every one, or when a run kept no samples to bound it."""
+    """Its order-statistic interval overlaps most earlier runs' (both from per-request samples); None when it clears
+    them, or when a run kept no samples to bound it."""
     mine = _p99_interval(new)
     theirs = [_p99_interval(lv) for lv in olds]
     if mine is None or not theirs or any(t is None for t in theirs):
         return None
-    for lo, hi in _ordinary([t for t in theirs if t is not None], lambda t: t[1] - t[0]):
-        if mine[0] <= hi and lo <= mine[1]:
-            return f"its 95 % interval [{mine[0]:,.1f}–{mine[1]:,.1f}] overlaps an earlier run's [{lo:,.1f}–{hi:,.1f}]"
+    read = _ordinary([t for t in theirs if t is not None], lambda t: t[1] - t[0])
+    close = [(lo, hi) for lo, hi in read if mine[0] <= hi and lo <= mine[1]]
+    if _most(close, read):
+        lo, hi = close[0]
+        return f"its 95 % interval [{mine[0]:,.1f}–{mine[1]:,.1f}] overlaps an earlier run's [{lo:,.1f}–{hi:,.1f}]"
     return None
 
 
@@ -96,12 +105,16 @@ def _means_close(field: str, new: LevelResult, olds: list[LevelResult]) -> str |
     if mine is None or not theirs or any(t is None for t in theirs):
         return None
     mean, std, n = mine
-    for other in _ordinary([t for t in theirs if t is not None], lambda t: t[1] / math.sqrt(t[2])):
-        o_mean, o_std, o_n = other
-        error = math.sqrt(std**2 / n + o_std**2 / o_n)
-        if error and abs(mean - o_mean) < Z * error:
-            return (
-                f"{mean:,.2f} ms (n {n}) lies within {Z:g} standard errors ({Z * error:,.2f} ms) of an earlier "
-                f"run's {o_mean:,.2f} ms (n {o_n})"
-            )
+    read = _ordinary([t for t in theirs if t is not None], lambda t: t[1] / math.sqrt(t[2]))
+    close = [
+        (o_mean, o_n, error)
+        for o_mean, o_std, o_n in read
+        if (error := math.sqrt(std**2 / n + o_std**2 / o_n)) and abs(mean - o_mean) < Z * error
+    ]
+    if _most(close, read):
+        o_mean, o_n, error = close[0]
+        return (
+            f"{mean:,.2f} ms (n {n}) lies within {Z:g} standard errors ({Z * error:,.2f} ms) of an earlier "
+            f"run's {o_mean:,.2f} ms (n {o_n})"
+        )
     return None

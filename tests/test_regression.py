@@ -469,3 +469,25 @@ def test_a_window_with_no_run_near_its_median_is_read_whole(tmp_path, repo):
     runs = series(tmp_path, repo, [1.0, 1.0, 4.0, 4.0, 10.0])
     found = report(runs, runs[-1], RegressionBand())
     assert {c.outcome for c in found.changes if c.metric.name == "generation_tps"} == {"improved"}
+
+
+def test_one_of_two_earlier_runs_cannot_veto_a_mean(tmp_path, repo):
+    """A std as large as n samples allow (mean × sqrt(n)) passes as possible, and one such earlier run beside an honest
+    one vetoed every change of the mean ('within 3 standard errors of an earlier run'). The runs that veto must be
+    most of those read, never one of several: ITL 2.4 → 3.7 ms is regressed again; two honest wide runs still veto."""
+    first = series(tmp_path, repo, [1.0])[0]
+
+    def itl(day: int, mean: float, std: float):
+        levels = [
+            lv.model_copy(update={"itl_ms": lv.itl_ms.model_copy(update={"mean": mean, "std": std, "n": 300})})
+            for lv in first.levels
+        ]
+        return first.model_copy(update={"recorded_at": first.recorded_at + dt.timedelta(days=day), "levels": levels})
+
+    def itl_outcomes(runs):
+        rows = report(runs, runs[-1], RegressionBand()).rows
+        return {r.outcome for r in rows if r.metric.name == "itl_mean_ms" and not r.level.startswith("ctx")}
+
+    widest = 2.4 * 300**0.5 - 0.1  # just inside what 300 non-negative samples of mean 2.4 can spread
+    assert itl_outcomes([itl(1, 2.4, widest), itl(2, 2.4, 3.0), itl(3, 3.7, 3.0)]) == {"regressed"}
+    assert itl_outcomes([itl(1, 2.4, 9.0), itl(2, 2.4, 9.0), itl(3, 3.7, 3.0)]) == {"within noise"}
