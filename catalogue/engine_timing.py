@@ -72,7 +72,8 @@ class EngineTiming(Strict):
 
 def timing(before: str, after: str) -> EngineTiming | None:
     """The level's server-side timing from the /metrics text before and after it; None when the server exports
-    neither histogram, a counter went backwards (a restart in between) or a figure is not finite (overflowed)."""
+    neither histogram, a counter went backwards (a restart in between) or a figure is not finite (overflowed) or
+    past its plausible bound."""
     first, last = parse_sums(before), parse_sums(after)
     if not last:
         return None
@@ -87,12 +88,10 @@ def timing(before: str, after: str) -> EngineTiming | None:
     tpot = 1000 * delta[f"{TPOT}_sum"] / finished if finished and f"{TPOT}_sum" in delta else None
     if any(value is not None and not math.isfinite(value) for value in (ttft, tpot)):
         return None
-    return EngineTiming(
-        requests=requests,
-        ttft_ms=ttft,
-        finished=finished,
-        tpot_ms=tpot,
-    )
+    try:
+        return EngineTiming(requests=requests, ttft_ms=ttft, finished=finished, tpot_ms=tpot)
+    except ValueError:  # past a plausible bound (catalogue.plausible): the image's text, not a measurement
+        return None
 
 
 SLACK = 1.25

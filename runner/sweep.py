@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
 from catalogue.engine_timing import EngineTiming, timing
 from catalogue.imports.vllm_bench import level_from_raw, rate_level_from_raw
+from catalogue.plausible import MAX_CALIBRATION_MS
 from catalogue.spec_decode import SpecDecodeFigures, figures, parse_counters
 from runner.jobs import Job
 from runner.plan import Plan
@@ -42,11 +44,11 @@ def engine_timing(event: dict) -> EngineTiming | None:
 
 def calibrations(event: dict) -> list[float] | None:
     """The machine's CPU calibration just before and after a level (the client's reading); None when it took none,
-    or not two positive finite numbers (the image's Python wrote them: untrusted)."""
+    or not two positive numbers within MAX_CALIBRATION_MS (the image's Python wrote them: untrusted)."""
     found = event.get("calibration_ms")
     if not isinstance(found, list) or len(found) != 2:
         return None
-    if not all(isinstance(x, int | float) and not isinstance(x, bool) and 0 < x < math.inf for x in found):
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) and 0 < x <= MAX_CALIBRATION_MS for x in found):
         return None
     return [float(x) for x in found]
 
@@ -156,12 +158,16 @@ class Sweep:
             "calibration_ms": calibrations(event),
         }
         read = {key: value for key, value in read.items() if value is not None}
-        if job.rate is not None:
-            rate = rate_level_from_raw(raw, raw_name, job.probe, self.limits)
+        try:
+            rate = rate_level_from_raw(raw, raw_name, job.probe, self.limits) if job.rate is not None else None
+            result = level_from_raw(raw, job.concurrency or 1, raw_name, job.prompt_tokens) if rate is None else None
+        except ValidationError as exc:  # the client (in the recipe's image) wrote a figure no level can have
+            error = exc.errors()[0]
+            raise ClientFailed(f"{name}: {'.'.join(map(str, error['loc']))}: {error['msg']}") from None
+        if rate is not None:
             self.progress.rates[name] = rate.model_copy(update=read)
         else:
-            assert job.concurrency is not None
-            result = level_from_raw(raw, job.concurrency, raw_name, job.prompt_tokens)
+            assert job.concurrency is not None and result is not None
             if result.failed:
                 raise ClientFailed(
                     f"{name}: {result.failed} of {result.failed + (result.completed or 0)} requests failed"

@@ -147,3 +147,10 @@ def test_engine_figures_the_clients_cannot_bound_are_not_believed():
     assert not plausible(engine, 200.0, None, 50.0) and not plausible(engine, None, 64.0, 50.0)
     assert plausible(engine, 200.0, 64.0, engine.ttft_ms) and not plausible(engine, 200.0, 64.0, None)
     assert not plausible(engine, 200.0, 64.0, engine.ttft_ms / 2)  # the server's TTFT twice the client's
+
+
+def test_an_engine_figure_past_its_plausible_bound_is_no_timing():
+    """A run file past catalogue.plausible's bounds does not load, so the runner keeps no such figure: an image whose
+    /metrics says its requests took 1e9 ms per token records no engine timing (the run goes on)."""
+    huge = "vllm:request_time_per_output_token_seconds_sum 1e6\nvllm:request_time_per_output_token_seconds_count 1"
+    assert timing("", huge) is None

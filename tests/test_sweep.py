@@ -22,6 +22,7 @@ def test_a_levels_calibrations_are_two_positive_finite_numbers():
         [0, 9.8],
         [-1.0, 9.8],
         [float("inf"), 9.8],
+        [1e6, 9.8],  # past catalogue.plausible's bound: the run file would not load
         [float("nan"), 9.8],
         [True, 9.8],
         ["9.8", 9.8],
