@@ -7,7 +7,9 @@ import math
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
+from pydantic import ValidationError
 
 from catalogue.benchmark import LevelResult, RateLevel, Stats
 from catalogue.loading import load_entry
@@ -127,7 +129,9 @@ def test_a_resumed_probe_with_an_absurd_latency_stops_on_the_budget(tmp_path):
     """A run file is untrusted: a resumed probe claiming 1e308 ms requests (finite, so the file loads) is no longer
     an OverflowError mid-search; the next probe is sized at the most a probe sends, and the budget stops the search."""
     entry, plan, progress = setup(tmp_path, search_budget_s=300)
-    absurd = queue_model(3.1)(2.5).model_copy(update={"probe": 1, "e2e_ms": Stats(mean=1e308)})
+    with pytest.raises(ValidationError):
+        Stats(mean=1e308)  # a run file can no longer hold it (catalogue.plausible); the search guards itself still
+    absurd = queue_model(3.1)(2.5).model_copy(update={"probe": 1, "e2e_ms": Stats.model_construct(mean=1e308)})
     progress.rates = {"probe1": absurd}
     clock = Clock()
     client = ModelClient(progress, clock, capacity=3.1)
