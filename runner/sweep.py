@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from catalogue.bounded import MAX_IMPORT_BYTES, load_json, read_bounded
 from catalogue.engine_timing import EngineTiming, timing
+from catalogue.errors import CatalogueError
 from catalogue.imports.vllm_bench import level_from_raw, rate_level_from_raw
 from catalogue.plausible import MAX_CALIBRATION_MS
 from catalogue.spec_decode import SpecDecodeFigures, figures, parse_counters
@@ -150,7 +152,11 @@ class Sweep:
                 self.failures[name] = event["error"]
                 return
             raise ClientFailed(f"benchmark client failed at {name}: {event['error']}")
-        raw = json.loads((self.plan.raw_dir / f"{name}.json").read_text())
+        path = self.plan.raw_dir / f"{name}.json"
+        try:  # the client runs in the recipe's image: its file is untrusted, read within the limits
+            raw = load_json(read_bounded(path, MAX_IMPORT_BYTES), path)
+        except CatalogueError as exc:
+            raise ClientFailed(str(exc)) from None
         raw_name = f"{self.plan.stamp}/{name}.json"
         read = {
             "spec_decode": spec_figures(event),

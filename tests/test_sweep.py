@@ -32,3 +32,33 @@ def test_a_levels_calibrations_are_two_positive_finite_numbers():
 )
 def test_anything_else_is_no_reading(value):
     assert calibrations({"calibration_ms": value}) is None
+
+
+def test_a_raw_result_nested_too_deep_or_past_a_bound_fails_its_level_in_one_line(tmp_path, repo):
+    """The client runs in the recipe's image and writes the raw result: one nested 3,000 deep raised RecursionError
+    mid-sweep, and one claiming a billion completed requests a ValidationError; each is now the level's ClientFailed."""
+    import json
+    import shutil
+
+    from catalogue.loading import load_entry
+    from runner.plan import make_plan
+    from runner.state import Progress
+    from runner.sweep import ClientFailed, Sweep
+
+    root = tmp_path / "examples"
+    shutil.copytree(repo / "examples" / "tiny-cpu", root / "tiny-cpu", ignore=shutil.ignore_patterns("runs"))
+    plan = make_plan(load_entry(root / "tiny-cpu"), local=True, stamp="20261127T000000Z")
+    plan.raw_dir.mkdir(parents=True)
+    sweep = Sweep(plan, None, Progress(), None)  # type: ignore[arg-type]  # _take reads no process
+    event = {"name": "c1", "ok": True, "wall_s": 1.0}
+    (plan.raw_dir / "c1.json").write_text("[" * 3000 + "]" * 3000)
+    with pytest.raises(ClientFailed, match="nested more than 64 deep"):
+        sweep._take(event)
+    (committed,) = (repo / "examples" / "tiny-cpu" / "runs").glob("*/c1.json")
+    raw = json.loads(committed.read_text())
+    (plan.raw_dir / "c1.json").write_text(json.dumps({**raw, "completed": 10**9}))
+    with pytest.raises(ClientFailed, match="completed: Input should be less than or equal to 1000000"):
+        sweep._take(event)
+    (plan.raw_dir / "c1.json").write_text(json.dumps(raw))
+    sweep._take(event)
+    assert sweep.progress.levels["c1"].completed == raw["completed"]
