@@ -60,3 +60,22 @@ def test_a_page_read_in_time_keeps_its_lines():
 
     threading.Thread(target=serve, daemon=True).start()
     assert metrics_lines(f"http://127.0.0.1:{listener.getsockname()[1]}/metrics") == LINE.decode()
+
+
+def test_a_chunked_page_is_read_whole():
+    """uvicorn may send a page in chunks (Transfer-Encoding: chunked), as vLLM's API server can."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    body = LINE + b"other\n"
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            for part in (body[:10], body[10:]):
+                conn.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
+            conn.sendall(b"0\r\n\r\n")
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    assert metrics_lines(f"http://127.0.0.1:{listener.getsockname()[1]}/metrics") == LINE.decode()
