@@ -6,6 +6,7 @@ cannot be bounded: its published value is the maximum (or near it) of a few requ
 
 from __future__ import annotations
 
+from functools import cache
 from math import exp, lgamma, log, log1p
 
 CONFIDENCE = 0.95
@@ -40,6 +41,7 @@ def rank_bounds(n: int, p: float, confidence: float = CONFIDENCE) -> tuple[int, 
     return None
 
 
+@cache  # asked for p99 of every level of every page: hundreds of steps each time
 def fewest_samples(p: float, confidence: float = CONFIDENCE) -> int:
     """The smallest n whose samples bound the p-quantile from above: 1 - p**n >= 1 - tail."""
     n = 1
