@@ -286,6 +286,7 @@ def main() -> None:
     parser.add_argument("parts", nargs="*", default=["build", "serve", "validation", "runner", "topologies"])
     parser.add_argument("--sizes", help="catalogue sizes, comma-separated (build: 100,500,1000; serve: 100,1000)")
     parser.add_argument("--against", metavar="REV", help="build and serve: also measure this commit, in turn")
+    parser.add_argument("--repeats", type=int, default=5, help="build: builds per size and commit (best and median)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as unpacked:
         trees = [unpack(args.against, Path(unpacked)), this_tree()] if args.against else [this_tree()]
@@ -296,7 +297,7 @@ def main() -> None:
 
 def run_parts(args: argparse.Namespace, trees: list[Tree]) -> None:
     if "build" in args.parts:
-        bench_build([int(s) for s in (args.sizes or "100,500,1000").split(",")], trees=trees)
+        bench_build([int(s) for s in (args.sizes or "100,500,1000").split(",")], args.repeats, trees)
     if "serve" in args.parts:
         for n in (args.sizes or "100,1000").split(","):
             for tree in trees:
