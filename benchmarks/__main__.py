@@ -18,6 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from benchmarks.against import Tree, check_imports_from, this_tree, tree_env, unpack
 from benchmarks.synthetic import REPO, make_catalogue
 
 SNAPSHOT = REPO / "snapshots" / "vllm-0.32.0.json"
@@ -42,16 +43,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _build_times(root: Path, out: Path, repeats: int) -> list[float]:
-    """Wall seconds of `repeats` full `mkdocs build`s of the catalogue at `root` into `out`."""
+def _build_times(root: Path, out: Path, repeats: int, tree: Tree | None = None) -> list[float]:
+    """Wall seconds of `repeats` full `mkdocs build`s of the catalogue at `root` into `out`, by the code of `tree`."""
+    tree = tree or this_tree()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)],
-            cwd=REPO,
+            cwd=tree[1],
             check=True,
-            env=_env(CATALOGUE_RECIPE_ROOTS=_roots(root)),
+            env=tree_env(tree, _env(CATALOGUE_RECIPE_ROOTS=_roots(root))),
         )
         times.append(time.perf_counter() - start)
     return times
@@ -87,52 +89,60 @@ def _cpu_reference_s() -> float:
     return time.perf_counter() - start
 
 
-def bench_build(sizes: list[int], repeats: int = 5) -> None:
+def bench_build(sizes: list[int], repeats: int = 5, trees: list[Tree] | None = None) -> None:
     """Full `mkdocs build` of synthetic catalogues: the site written to disk, and to memory (tmpfs).
 
     This VM's disk takes 0.1 to 2 s to write the same 36 MB depending on its writeback state, so the
     build is also timed with its output in /dev/shm (the code's own cost), and the disk alone is timed
-    replacing a copy of the same site with plain Python.
+    replacing a copy of the same site with plain Python. With several `trees` (`--against`), their builds take
+    turns on each catalogue, one row each.
     """
+    trees = trees or [this_tree()]
     memory = Path("/dev/shm")
     in_memory = memory.is_dir() and os.access(memory, os.W_OK)
     print(f"\n## Site build (mkdocs build, flags checked against the committed snapshot; best of {repeats})")
     print(f"reference: a 10^7-step Python loop takes {_cpu_reference_s():.2f} s on this machine now")
     print(
-        f"{'recipes':>8} {'disk s':>7} {'median':>7} {'memory s':>9} {'median':>7}"
+        f"{'recipes':>8} {'code':>10} {'disk s':>7} {'median':>7} {'memory s':>9} {'median':>7}"
         f" {'disk alone s':>13} {'site MB':>8} {'ms/recipe':>10}"
     )
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             root = make_catalogue(Path(tmp) / "recipes", n)
             out = Path(tmp) / "site"
-            disk = _build_times(root, out, repeats)
-            mem: list[float] = []
-            if in_memory:
-                with tempfile.TemporaryDirectory(dir=memory) as shm:
-                    mem = _build_times(root, Path(shm) / "site", repeats)
+            disk: dict[str, list[float]] = {label: [] for label, _ in trees}
+            mem: dict[str, list[float]] = {label: [] for label, _ in trees}
+            for _ in range(repeats):
+                for tree in trees:
+                    disk[tree[0]] += _build_times(root, out, 1, tree)
+                    if in_memory:
+                        with tempfile.TemporaryDirectory(dir=memory) as shm:
+                            mem[tree[0]] += _build_times(root, Path(shm) / "site", 1, tree)
             raw = _raw_rewrite_s(out, Path(tmp) / "copy")
-            best = min(mem) if mem else min(disk)
-            memory_cols = f"{min(mem):>9.2f} {statistics.median(mem):>7.2f}" if mem else f"{'-':>9} {'-':>7}"
-            print(
-                f"{n:>8} {min(disk):>7.2f} {statistics.median(disk):>7.2f} {memory_cols}"
-                f" {raw:>13.2f} {_size_mb(out):>8.1f} {1000 * best / n:>10.1f}",
-                flush=True,
-            )
+            for label, _ in trees:
+                d, m = disk[label], mem[label]
+                best = min(m) if m else min(d)
+                memory_cols = f"{min(m):>9.2f} {statistics.median(m):>7.2f}" if m else f"{'-':>9} {'-':>7}"
+                print(
+                    f"{n:>8} {label:>10} {min(d):>7.2f} {statistics.median(d):>7.2f} {memory_cols}"
+                    f" {raw:>13.2f} {_size_mb(out):>8.1f} {1000 * best / n:>10.1f}",
+                    flush=True,
+                )
 
 
-def bench_serve_edit(n: int = 100, edits: int = 5, dirty: bool = True) -> None:
+def bench_serve_edit(n: int = 100, edits: int = 5, dirty: bool = True, tree: Tree | None = None) -> None:
     """Time from a YAML edit to the new text served by `mkdocs serve` (`--dirty`, as `nox -s serve` runs it,
-    or plain), `edits` times on one catalogue."""
+    or plain) with the code of `tree`, `edits` times on one catalogue."""
+    tree = tree or this_tree()
     command = "mkdocs serve --dirty (nox -s serve)" if dirty else "plain mkdocs serve"
-    print(f"\n## {command}: YAML edit visible ({n} recipes, {edits} edits)")
+    print(f"\n## {command}: YAML edit visible ({n} recipes, {edits} edits; code: {tree[0]})")
     with tempfile.TemporaryDirectory() as tmp:
         root = make_catalogue(Path(tmp) / "recipes", n)
         port = _free_port()
         proc = subprocess.Popen(
             [sys.executable, "-m", "mkdocs", "serve", *(["--dirty"] if dirty else []), "-a", f"127.0.0.1:{port}"],
-            cwd=REPO,
-            env=_env(CATALOGUE_RECIPE_ROOTS=_roots(root)),
+            cwd=tree[1],
+            env=tree_env(tree, _env(CATALOGUE_RECIPE_ROOTS=_roots(root))),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
@@ -275,13 +285,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
     parser.add_argument("parts", nargs="*", default=["build", "serve", "validation", "runner", "topologies"])
     parser.add_argument("--sizes", help="catalogue sizes, comma-separated (build: 100,500,1000; serve: 100,1000)")
+    parser.add_argument("--against", metavar="REV", help="build and serve: also measure this commit, in turn")
+    parser.add_argument("--repeats", type=int, default=5, help="build: builds per size and commit (best and median)")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as unpacked:
+        trees = [unpack(args.against, Path(unpacked)), this_tree()] if args.against else [this_tree()]
+        for tree in trees:
+            check_imports_from(tree, tree_env(tree, _env()))
+        run_parts(args, trees)
+
+
+def run_parts(args: argparse.Namespace, trees: list[Tree]) -> None:
     if "build" in args.parts:
-        bench_build([int(s) for s in (args.sizes or "100,500,1000").split(",")])
+        bench_build([int(s) for s in (args.sizes or "100,500,1000").split(",")], args.repeats, trees)
     if "serve" in args.parts:
         for n in (args.sizes or "100,1000").split(","):
-            bench_serve_edit(int(n))
-            bench_serve_edit(int(n), dirty=False)
+            for tree in trees:
+                bench_serve_edit(int(n), tree=tree)
+                bench_serve_edit(int(n), dirty=False, tree=tree)
     if "validation" in args.parts:
         bench_validation()
     if "runner" in args.parts:

@@ -78,11 +78,15 @@ def parse_recipe(path: Path) -> Recipe:
         raise from_validation(path, exc, text) from None
 
 
-def parse_run(path: Path) -> BenchmarkRun:
-    """Parse and validate one benchmark run JSON; a credential in any of its strings is an error (masked)."""
+def parse_run(path: Path, scan_secrets: bool = True) -> BenchmarkRun:
+    """Parse and validate one benchmark run JSON; a credential in any of its strings is an error (masked).
+
+    `scan_secrets=False` only for the page build (catalogue.site.build under MkDocs): the commands that take a
+    stranger's files (validate, check-changes, import, new) and the runner scan them; the build reads them again."""
     text = read_bounded(path, MAX_RUN_BYTES)
     data = load_json(text, path, whole_digits=MAX_RUN_WHOLE_DIGITS)
-    check_json(path, text, data)  # before the schema, whose errors quote values
+    if scan_secrets:
+        check_json(path, text, data)  # before the schema, whose errors quote values
     try:
         run = BenchmarkRun.model_validate(data)
     except ValidationError as exc:
@@ -127,15 +131,16 @@ def refuse_symlinks(folder: Path) -> None:
                 raise CatalogueError(path, f"a symlink (to {os.readlink(path)}): a recipe folder holds plain files")
 
 
-def load_entry(folder: Path) -> Entry:
-    """Load one recipe folder: recipe.yaml plus runs/*.json."""
+def load_entry(folder: Path, scan_secrets: bool = True) -> Entry:
+    """Load one recipe folder: recipe.yaml plus runs/*.json (each scanned for credentials unless `scan_secrets` is
+    False: see parse_run)."""
     recipe_id = folder.name
     if not RECIPE_ID.match(recipe_id):
         raise CatalogueError(folder, "recipe id (the folder name) must be lower-case letters, digits and '-'")
     refuse_symlinks(folder)
     recipe = parse_recipe(folder / RECIPE_FILE)
     platform = recipe_platform(folder / RECIPE_FILE, recipe)
-    runs = [parse_run(p) for p in sorted((folder / RUNS_DIR).glob("*.json"))]
+    runs = [parse_run(p, scan_secrets) for p in sorted((folder / RUNS_DIR).glob("*.json"))]
     entry = Entry(recipe_id, folder, recipe, sorted(runs, key=_run_order), platform)
     check_entry(entry)
     return entry

@@ -7,6 +7,7 @@ cannot be bounded: its published value is the maximum (or near it) of a few requ
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 from itertools import islice
 from math import exp, lgamma, log, log1p
 
@@ -72,6 +73,7 @@ def rank_bounds(n: int, p: float, confidence: float = CONFIDENCE) -> tuple[int, 
     return None
 
 
+@cache  # asked for p99 of every level of every page: hundreds of steps each time
 def fewest_samples(p: float, confidence: float = CONFIDENCE) -> int:
     """The smallest n whose samples bound the p-quantile from above: 1 - p**n >= 1 - tail."""
     n = 1

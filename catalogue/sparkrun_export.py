@@ -124,6 +124,15 @@ def sparkrun_recipe(entry: Entry) -> tuple[str, list[str]]:
     return "\n".join(header) + "\n" + dump_yaml(data) + block, lines
 
 
-def sparkrun_files(entries: list[Entry]) -> dict[str, str]:
-    """Path (relative to the site root) -> text of the sparkrun file of every published recipe."""
-    return {sparkrun_path(e.id): sparkrun_recipe(e)[0] for e in sorted(entries, key=lambda e: e.id) if e.recipe.publish}
+def sparkrun_files(entries: list[Entry], kept: dict[str, tuple[Entry, str]] | None = None) -> dict[str, str]:
+    """Path (relative to the site root) -> text of the sparkrun file of every published recipe. With `kept` (what a
+    `mkdocs serve` process keeps: recipe id -> entry, text), a recipe whose entry is the object of the last call is
+    not written again (catalogue.site.build.Rebuilds keeps an entry while its files are unchanged)."""
+    texts = {}
+    for entry in sorted((e for e in entries if e.recipe.publish), key=lambda e: e.id):
+        known = kept.get(entry.id) if kept is not None else None
+        texts[entry.id] = (entry, known[1] if known and known[0] is entry else sparkrun_recipe(entry)[0])
+    if kept is not None:
+        kept.clear()
+        kept.update(texts)
+    return {sparkrun_path(recipe_id): text for recipe_id, (_, text) in texts.items()}

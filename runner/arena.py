@@ -34,7 +34,7 @@ from runner.tool_command import tool_command
 
 if TYPE_CHECKING:
     from runner.plan import Plan
-    from runner.refresh import Refresh
+    from runner.state import Boot
 
 ARENA_TIMEOUT_S = 6 * 3600
 """The whole Arena run (the full profile reaches 100,000 tokens of context at 10 in flight); a stalled one is ended."""
@@ -107,7 +107,7 @@ def recorded(argv: list[str], key: str) -> list[str]:
     return ["llama-benchy", *argv[1:], "--api-key", mask(key)]
 
 
-def run_benchy(r: Refresh, setting: ArenaSetting) -> tuple[list[ImportedLevels], list[str], float]:
+def run_benchy(r: Boot, setting: ArenaSetting) -> tuple[list[ImportedLevels], list[str], float]:
     """Run llama-benchy once over the whole profile; its report read into workloads, its recorded command, its
     time. Raises ValueError with the reason when there are no figures."""
     command = benchy_command()
@@ -176,7 +176,7 @@ def free_stamps(plan: Plan, count: int) -> list[str]:
     return out
 
 
-def arena_runs(r: Refresh, setting: ArenaSetting, parts: list[ImportedLevels], command: list[str]) -> list[Path]:
+def arena_runs(r: Boot, setting: ArenaSetting, parts: list[ImportedLevels], command: list[str]) -> list[Path]:
     """One run file per workload of the report, with the refresh's measured provenance and the Arena's command; each
     against the earlier runs of its workload (printed, as the refresh's own run is)."""
     p = r.progress
@@ -226,7 +226,7 @@ def arena_runs(r: Refresh, setting: ArenaSetting, parts: list[ImportedLevels], c
     return written
 
 
-def step_arena(r: Refresh) -> None:
+def step_arena(r: Boot) -> None:
     """The refresh step after the quality checks: the recipe's Arena profile, then a note of what it wrote."""
     setting = r.entry.recipe.sweep.arena
     if setting is None:

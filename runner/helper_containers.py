@@ -12,12 +12,9 @@ import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from runner.containers import CACHE_MOUNT, LABEL_RECIPE, RUNNER_OPTIONS
-
-if TYPE_CHECKING:
-    from runner.plan import Plan
+from runner.plan_data import Plan
 
 DRIVER = Path(__file__).with_name("driver.py")
 PROBE = Path(__file__).with_name("passport_probe.py")

@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from catalogue.docker_options import docker_options
 from catalogue.policy import PolicyContext, PolicyFinding, check_env, check_options, errors, missing_allows
 from runner.docker_view import LOG_DRIVER, DockerView, beyond, home_form, read_view
 from runner.hosts import Host
@@ -146,10 +147,18 @@ def _labels_and_log(container: Container, view: DockerView, base: DockerView) ->
     return out
 
 
+def normal_allow(name: str) -> str:
+    """`cap-add=IPC_LOCK`, `--cap-add=IPC_LOCK` and `--cap-add IPC_LOCK` all name '--cap-add IPC_LOCK'."""
+    name = " ".join(name.split())
+    head = name.split("=", 1)[0].split(" ", 1)[0]
+    if not name.startswith("-") and head in docker_options().takes_value:
+        name = "--" + name
+    head, eq, value = name.partition("=")
+    return f"{head} {value}" if eq and " " not in head else name
+
+
 def refusal_lines(found: list[PolicyFinding], allowed: list[str]) -> list[str]:
     """One line per finding that stops the run: never, undeclared consent, consent the owner did not give."""
-    from runner.policy_gate import normal_allow
-
     lines = [str(f) for f in errors(found)]
     for name in missing_allows(found, [normal_allow(a) for a in allowed]):
         finding = next((f for f in found if f.option == name and not f.is_error), None)

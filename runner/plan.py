@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -20,8 +19,9 @@ from catalogue.topology import Layout, RouterLaunch, ServerLaunch, layout, runs_
 from runner.containers import CACHE_MOUNT, LABEL_RECIPE, LABEL_RUN, own_options
 from runner.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.hosts import LOCAL, Host
-from runner.jobs import Job, level_jobs
+from runner.jobs import level_jobs
 from runner.placement import client_mounts_and_env, link_interfaces, spread_hosts
+from runner.plan_data import NodeRun, Plan, slug
 
 CACHE_ROOT = "~/.cache/catalogue/compile"
 """vLLM's and torch.compile's caches, one folder per image and recipe (mode 0700), so a second boot is warm: under
@@ -29,133 +29,9 @@ the owner's cache folder on this machine; on another host, under /var/tmp (its h
 REMOTE_CACHE_ROOT = "/var/tmp/catalogue-compile-cache"
 
 
-@dataclass(frozen=True)
-class NodeRun:
-    """One server process or container on one host."""
-
-    role: str
-    host: Host
-    argv: list[str]
-    env: dict[str, str]
-    """Environment of a local process (a container gets its own with -e)."""
-    container: str | None
-    base_url: str | None
-    """Its API, when it serves one (the head, a replica, a solo server)."""
-    exec_argv: list[str] | None = None
-    """Ray: `docker exec <container> vllm serve ...` once every node joined."""
-    profile: ProfilePart | None = None
-    """What the platform profile put into the command (the dry run marks it)."""
-    labels: dict[str, str] = field(default_factory=dict)
-    """The runner's labels on its container, exactly (the inspect gate checks docker kept them)."""
-    own_mounts: list[tuple[str, str]] = field(default_factory=list)
-    """(host folder, target) of the mounts the runner adds: the compile cache, the profile's HF cache."""
-    by_name: list[str] = field(default_factory=list)
-    """Variables passed by name from the owner's environment."""
-    own_entrypoint: bool = False
-    """The runner cleared the image's entrypoint itself (an image that runs `vllm serve`; the recipe sets none)."""
-
-    @property
-    def log_name(self) -> str:
-        return f"server-{_slug(self.role)}.log" if self.role != "server" else "server.log"
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Everything a refresh needs, decided before anything starts."""
-
-    recipe_id: str
-    folder: Path
-    stamp: str
-    kind: str
-    nodes: list[NodeRun]
-    endpoint: str
-    health_timeout_s: int
-    client: str
-    """`image`: vLLM's client inside the recipe's image on this machine; `host`: this Python environment."""
-    client_argv: list[str]
-    jobs: list[Job]
-    snapshot_argv: list[str]
-    image: str | None
-    router: RouterLaunch | None = None
-    router_argv: list[str] | None = None
-    changes: list[str] = field(default_factory=list)
-    ray: bool = False
-    missing: list[str] = field(default_factory=list)
-    """Host fields the hosts file must give before a real run (the dry run shows placeholders for them)."""
-    platform: str | None = None
-    gpu: bool = False
-    """The platform has GPUs: preflight checks the GPU runtime on every host."""
-    reads: list[str] = field(default_factory=list)
-    """`docker run` mounts and env of what a reader of the model needs (HF cache, model folder): the client's."""
-    model_arg: str = ""
-    revision: str | None = None
-    """The model revision the recipe pins (`--revision`), if any."""
-    image_source: str | None = None
-    capacity: bool = False
-    """Search the highest rate within the recipe's SLO after the planned levels (the client waits for probes)."""
-    client_mounts: list[tuple[str, str]] = field(default_factory=list)
-    """(host path, target) of what the runner mounts into the client container (raw results, driver)."""
-    snapshot_mounts: list[tuple[str, str]] = field(default_factory=list)
-    """(host path, target) of what the runner mounts into the flag-snapshot container (code copy, output)."""
-    client_cpus: frozenset[int] | None = None
-    """`--client-cpus`: the cores the benchmark client of a local run starts on (the rest stay on `--cpus`)."""
-
-    @property
-    def probe_template(self) -> Job | None:
-        """The parse-only job every capacity probe is made from."""
-        return next((job for job in self.jobs if job.parse_only), None)
-
-    @property
-    def levels(self) -> list[Job]:
-        """The planned jobs (not the probe template)."""
-        return [job for job in self.jobs if not job.parse_only]
-
-    @property
-    def run_file(self) -> Path:
-        return self.folder / RUNS_DIR / f"{self.stamp}.json"
-
-    @property
-    def raw_dir(self) -> Path:
-        return self.folder / RUNS_DIR / self.stamp
-
-    @property
-    def label(self) -> str:
-        return f"{LABEL_RUN}={self.stamp}"
-
-    @property
-    def hosts(self) -> list[Host]:
-        """Each host once, in node order."""
-        return list({node.host: None for node in self.nodes})
-
-    @property
-    def engines(self) -> list[Host]:
-        """Every docker engine the run uses, once each: the hosts' and this machine's (client, snapshot)."""
-        found: dict[str | None, Host] = {}
-        for host in [*self.hosts, LOCAL]:
-            found.setdefault(host.docker, host)
-        return list(found.values())
-
-    @property
-    def router_model(self) -> str:
-        """The model name the router serves (every deployment shares it)."""
-        assert self.router is not None
-        return str(self.router.config["model_list"][0]["model_name"])
-
-    @property
-    def api_node(self) -> NodeRun:
-        return next(node for node in self.nodes if node.base_url)
-
-    def job(self, name: str) -> Job:
-        return next(job for job in self.jobs if job.name == name)
-
-
 def now_stamp() -> str:
     """The UTC time as a run stamp."""
     return dt.datetime.now(dt.UTC).strftime(RUN_STAMP_FORMAT)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def make_plan(
@@ -226,7 +102,7 @@ def make_plan(
             cache = None
             if cache_root:
                 root = os.path.expanduser(cache_root) if host.is_local else REMOTE_CACHE_ROOT
-                cache = f"{root}/{_slug(str(server.image))}/{entry.id}"
+                cache = f"{root}/{slug(str(server.image))}/{entry.id}"
             owned = own_options(
                 [os.path.expanduser(w) if w.startswith("~/") else w for w in server.all_options],  # as a shell would
                 name=name,

@@ -9,7 +9,6 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from catalogue.docker_options import docker_options
 from catalogue.loading import RECIPE_FILE, Entry
 from catalogue.policy import (
     PolicyFinding,
@@ -20,18 +19,8 @@ from catalogue.policy import (
     errors,
     missing_allows,
 )
-from runner.inspect_gate import Verdicts
+from runner.inspect_gate import Verdicts, normal_allow
 from runner.plan import Plan
-
-
-def normal_allow(name: str) -> str:
-    """`cap-add=IPC_LOCK`, `--cap-add=IPC_LOCK` and `--cap-add IPC_LOCK` all name '--cap-add IPC_LOCK'."""
-    name = " ".join(name.split())
-    head = name.split("=", 1)[0].split(" ", 1)[0]
-    if not name.startswith("-") and head in docker_options().takes_value:
-        name = "--" + name
-    head, eq, value = name.partition("=")
-    return f"{head} {value}" if eq and " " not in head else name
 
 
 def owner_folders(plan: Plan) -> list[str]:

@@ -19,7 +19,7 @@ from runner.tool_command import tool_command
 
 if TYPE_CHECKING:
     from runner.plan import Plan
-    from runner.refresh import Refresh
+    from runner.state import Boot
 
 TOOL_EVAL_TIMEOUT_S = 600
 """The whole tool-calling check; a stalled one is ended and recorded as failed."""
@@ -136,7 +136,7 @@ def run_checks(plan: Plan, recipe: Recipe, key: str) -> q.Quality:
     return q.Quality(checks=checks, random_weights=rnd)
 
 
-def step_quality(r: Refresh) -> None:
+def step_quality(r: Boot) -> None:
     """The refresh step after the sweep (and the capacity search): both checks, then a note of their time."""
     r.bar.show(len(r.progress.levels), "quality checks")
     r.progress.quality = run_checks(r.plan, r.entry.recipe, r.key)

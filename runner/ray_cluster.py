@@ -13,8 +13,6 @@ from runner.plan import Plan
 if TYPE_CHECKING:
     from runner.state import Running
 
-SERVE_LOG = "server-vllm-serve.log"
-
 
 def active_nodes(status: str) -> int:
     """How many nodes `ray status` lists as active."""
@@ -54,4 +52,4 @@ def start_serve(plan: Plan, running: Running) -> None:
     """`vllm serve` on the head (docker exec into its container, or a local process)."""
     head = plan.nodes[0]
     assert head.exec_argv is not None
-    running.serve = srv.start(head.exec_argv, head.env, plan.raw_dir / SERVE_LOG, redact=running.redact)
+    running.serve = srv.start(head.exec_argv, head.env, plan.raw_dir / srv.SERVE_LOG, redact=running.redact)

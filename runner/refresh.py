@@ -12,12 +12,11 @@ from pathlib import Path
 
 from catalogue import regression, texts
 from catalogue.atomic import write_text
-from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance, RateLevel
+from catalogue.benchmark import BenchmarkRun, MeasuredProvenance
 from catalogue.errors import CatalogueError
 from catalogue.loading import Entry, load_catalogue
 from catalogue.policy import PolicyFinding
 from catalogue.regression_table import markdown
-from catalogue.slo import probe_name, rate_name
 from runner import capacity_search, cpu_placement, policy_gate, ray_cluster, sampler
 from runner import server as srv
 from runner.arena import dry_run_lines as arena_dry_run
@@ -33,41 +32,11 @@ from runner.lock import refresh_lock
 from runner.plan import Plan, make_plan
 from runner.preflight import PreflightFailed, run_preflight
 from runner.quality import step_quality
-from runner.rerun import refuse_different, reproducing, same_setup
+from runner.rerun import finished_jobs, finished_rates, refuse_different, reproducing, resumable, same_setup
 from runner.save_runs import save
 from runner.state import Bar, Progress, Running
 from runner.state_gate import gate_state, read_after
 from runner.sweep import ClientFailed, Sweep
-
-
-def resumable(entry: Entry) -> BenchmarkRun | None:
-    """The newest measured run that stopped early."""
-    first = texts.dataset(entry.recipe.sweep.texts[0])  # another kind's levels are measured again on a resume
-    runs = [
-        r
-        for r in entry.runs
-        if isinstance(r.provenance, MeasuredProvenance)
-        and not r.complete
-        and r.workload is not None
-        and r.workload.dataset == first
-    ]
-    return max(runs, key=lambda r: r.recorded_at) if runs else None
-
-
-def finished_jobs(run: BenchmarkRun) -> dict[str, LevelResult]:
-    """A run's finished closed-loop levels by job name."""
-    done = {f"c{lv.concurrency}": lv for lv in run.levels}
-    done.update({f"ctx{lv.prompt_tokens}": lv for lv in run.long_context if lv.prompt_tokens})
-    return done
-
-
-def finished_rates(run: BenchmarkRun) -> dict[str, RateLevel]:
-    """A run's finished open-loop levels by job name: planned rates and the search's probes."""
-    return {
-        probe_name(lv.probe) if lv.probe is not None else rate_name(lv.offered_rps or 0): lv
-        for lv in run.rates
-        if lv.offered_rps is not None
-    }
 
 
 def clear_stale(plan: Plan) -> None:

@@ -1,6 +1,6 @@
-"""Running a recorded run again: `--resume` finishes it only if it would measure the same thing, and
-`catalogue reproduce --refresh` measures it again pinned to what it ran (image digest or id, model revision,
-its own ports), refusing when the recipe's flags changed since."""
+"""Running a recorded run again: `--resume` takes the newest run that stopped early and its finished levels, and
+finishes it only if it would measure the same thing; `catalogue reproduce --refresh` measures it again pinned to
+what it ran (image digest or id, model revision, its own ports), refusing when the recipe's flags changed since."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import shutil
 import sys
 from dataclasses import replace
 
-from catalogue.benchmark import BenchmarkRun, MeasuredProvenance
+from catalogue import texts
+from catalogue.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance, RateLevel
 from catalogue.errors import CatalogueError
 from catalogue.launch import sweep_workload
 from catalogue.loading import Entry
 from catalogue.reproduce import foreign_images, pin
 from catalogue.run_differences import flag_items
+from catalogue.slo import probe_name, rate_name
 from runner.containers import image_id
 from runner.hosts import Host
 from runner.plan import Plan
@@ -91,3 +93,33 @@ def refuse_different(previous: BenchmarkRun, plan: Plan, entry: Entry) -> None:
             "cannot resume: the workload differs from the run's "
             f"({workload.describe()} vs {previous.workload.describe()})",
         )
+
+
+def resumable(entry: Entry) -> BenchmarkRun | None:
+    """The newest measured run that stopped early."""
+    first = texts.dataset(entry.recipe.sweep.texts[0])  # another kind's levels are measured again on a resume
+    runs = [
+        r
+        for r in entry.runs
+        if isinstance(r.provenance, MeasuredProvenance)
+        and not r.complete
+        and r.workload is not None
+        and r.workload.dataset == first
+    ]
+    return max(runs, key=lambda r: r.recorded_at) if runs else None
+
+
+def finished_jobs(run: BenchmarkRun) -> dict[str, LevelResult]:
+    """A run's finished closed-loop levels by job name."""
+    done = {f"c{lv.concurrency}": lv for lv in run.levels}
+    done.update({f"ctx{lv.prompt_tokens}": lv for lv in run.long_context if lv.prompt_tokens})
+    return done
+
+
+def finished_rates(run: BenchmarkRun) -> dict[str, RateLevel]:
+    """A run's finished open-loop levels by job name: planned rates and the search's probes."""
+    return {
+        probe_name(lv.probe) if lv.probe is not None else rate_name(lv.offered_rps or 0): lv
+        for lv in run.rates
+        if lv.offered_rps is not None
+    }

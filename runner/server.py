@@ -22,6 +22,8 @@ class ServerFailed(Exception):
     """A server (or the router) exited or never became healthy; the message names it and ends with its log tail."""
 
 
+SERVE_LOG = "server-vllm-serve.log"
+"""The log of `vllm serve` on a Ray head (runner/ray_cluster.py starts it; runner/state.py names it when it exits)."""
 SESSIONS_FILE = "sessions.txt"
 """Beside the logs: one line per process session the runner started (`<sid> <log name>`), for audits and tests."""
 

@@ -1,5 +1,5 @@
 """What one refresh keeps while it runs: finished work (Progress), what it started (Running),
-and its progress line (Bar)."""
+and its progress line (Bar); Boot: what a step after the sweep reads of them (quality checks, the Arena)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from catalogue.benchmark import Capacity, HostFacts, LevelResult, RateLevel
+from catalogue.loading import Entry
 from catalogue.passport import Passport
 from catalogue.quality import Quality
 from catalogue.sampling import HostSeries
-from runner import ray_cluster, sampler
+from runner import sampler
 from runner import server as srv
 from runner.containers import remove_labelled
 from runner.hosts import LOCAL, Host
@@ -111,7 +113,7 @@ class Running:
         if self.serve is not None and self.serve.poll() is not None:
             raise srv.failure(
                 f"vllm serve on the Ray head exited with code {self.serve.returncode} {when}",
-                self.plan.raw_dir / ray_cluster.SERVE_LOG,
+                self.plan.raw_dir / srv.SERVE_LOG,
             )
         if self.router is not None and self.router.poll() is not None:
             raise srv.failure(
@@ -180,3 +182,21 @@ class Bar:
         if key != self.last or time.monotonic() - self.at > 15:
             print(text, file=sys.stderr, flush=True)
             self.last, self.at = key, time.monotonic()
+
+
+class Boot(Protocol):
+    """One boot of a recipe's servers as a step after the sweep sees it (runner.refresh.Refresh is one): the plan,
+    the recipe, what was measured, what runs, the progress line and the boot's API key; nothing of the sweep."""
+
+    @property
+    def plan(self) -> Plan: ...
+    @property
+    def entry(self) -> Entry: ...
+    @property
+    def progress(self) -> Progress: ...
+    @property
+    def running(self) -> Running: ...
+    @property
+    def bar(self) -> Bar: ...
+    @property
+    def key(self) -> str: ...

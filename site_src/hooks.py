@@ -75,11 +75,13 @@ class CatalogueHooks:
         """`mkdocs serve`: mkdocs_preview.Preview (what a rebuild carries over); made again with the code."""
         self.api_kept: Any = None
         """`mkdocs serve`: catalogue.api.KeptDocuments (documents of unchanged recipes); made again with the code."""
+        self.sparkrun_kept: dict[str, Any] | None = None
+        """`mkdocs serve`: the sparkrun file of each unchanged recipe (catalogue.sparkrun_export.sparkrun_files)."""
 
     def start(self, command: str, dirty: bool) -> None:
         """A new MkDocs command in this process: what a serve rebuild carries over is made afresh."""
         self.serving, self.dirty = command == "serve", command == "serve" and dirty
-        self.preview = self.api_kept = None
+        self.preview = self.api_kept = self.sparkrun_kept = None
         warning = importlib.import_module("catalogue.site.mkdocs_preview").DirtyWarning
         warning().install() if self.dirty else warning.uninstall()  # logged before on_files: filter it from here
 
@@ -90,12 +92,13 @@ class CatalogueHooks:
         if self.code_stamp is not None and stamp != self.code_stamp:
             for name in [m for m in sys.modules if m == "catalogue" or m.startswith("catalogue.")]:
                 del sys.modules[name]
-            self.preview = self.api_kept = None
+            self.preview = self.api_kept = self.sparkrun_kept = None
         self.code_stamp = stamp
         self.adapter = importlib.import_module("catalogue.site.mkdocs_adapter")
         if self.serving and self.preview is None:
             self.preview = importlib.import_module("catalogue.site.mkdocs_preview").Preview(self.dirty)
             self.api_kept = importlib.import_module("catalogue.api").KeptDocuments()
+            self.sparkrun_kept = {}
         return importlib.import_module("catalogue.site.build")
 
     def files(self, files: Files, config: MkDocsConfig) -> Files:
@@ -112,6 +115,7 @@ class CatalogueHooks:
             rebuilds=rebuilds if self.serving else None,
             releases=releases,
             tolerant=self.serving,  # a preview shows a broken recipe's error on its page
+            scan_secrets=False,  # not on every page build: validate, check-changes, import and new scan what comes in
         )
         for line in build.refused:  # a preview shows it on the recipe's page; a build fails on it
             (log.info if self.serving else log.error)("catalogue: not published: %s", line)
@@ -121,7 +125,7 @@ class CatalogueHooks:
         api = importlib.import_module("catalogue.api")  # the JSON API (api/v1/): static files beside the pages
         documents = api.api_documents(build.recipes, kept=self.api_kept)
         sparkrun = importlib.import_module("catalogue.sparkrun_export")  # each published recipe as a sparkrun file
-        documents |= sparkrun.sparkrun_files([entry for entry, _ in build.recipes])
+        documents |= sparkrun.sparkrun_files([entry for entry, _ in build.recipes], self.sparkrun_kept)
         if self.preview is not None:
             self.preview.add_files(config, files, build.pages, documents)
             return files

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -114,3 +115,23 @@ def test_the_site_export_carries_each_published_recipes_file(tmp_path):
     page = (out / "recipes" / "gptoss-120b.md").read_text()
     assert 'href="../../sparkrun/gptoss-120b.yaml" download="gptoss-120b.yaml"' in page
     assert all("rc-sparkrun" not in p.read_text() for p in (out / "examples").glob("*.md"))  # no file: no link
+
+
+def test_a_serve_rebuild_writes_only_the_sparkrun_files_of_changed_recipes(monkeypatch):
+    """`mkdocs serve` keeps each recipe's sparkrun text while its entry is the same object (the site's rebuild cache
+    keeps an entry while its files are unchanged); a new entry object is written again."""
+    from catalogue import sparkrun_export
+
+    written: list[str] = []
+    real = sparkrun_export.sparkrun_recipe
+    monkeypatch.setattr(sparkrun_export, "sparkrun_recipe", lambda e: (written.append(e.id), real(e))[1])
+    kept: dict = {}
+    first = sparkrun_export.sparkrun_files(PUBLISHED, kept)
+    assert sorted(written) == sorted(e.id for e in PUBLISHED)
+    written.clear()
+    changed = dataclasses.replace(PUBLISHED[0])
+    again = sparkrun_export.sparkrun_files([changed, *PUBLISHED[1:]], kept)
+    assert written == [changed.id] and again == first
+    assert sparkrun_export.sparkrun_files(PUBLISHED[1:], kept) == {
+        k: v for k, v in first.items() if k != sparkrun_path(changed.id)
+    }

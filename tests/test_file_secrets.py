@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from catalogue.cli import main
+from catalogue.errors import CatalogueError
 from catalogue.file_secrets import file_secret_errors, json_secret_errors, mask_text
+from catalogue.loading import load_entry
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = REPO / "tests" / "data" / "tool-outputs"
@@ -120,6 +122,20 @@ def test_a_run_file_with_a_nested_token_is_refused_in_one_line(tmp_path, capsys,
     )
     assert HF not in captured.out + captured.err
     assert not out.exists()
+
+
+def test_the_page_build_leaves_the_scan_to_the_commands_that_take_files_in(tmp_path):
+    """load_entry scans run files unless asked not to: the MkDocs build asks (site_src/hooks.py), since validate and
+    check-changes (the pull-request check) read the same files first; everything else keeps the scan."""
+    root, run = _runs_copy(tmp_path)
+    data = json.loads(run.read_text())
+    data["levels"][0]["stdev_of"] = f"runs by HF_TOKEN={HF}"
+    run.write_text(json.dumps(data, indent=2))
+    with pytest.raises(CatalogueError, match="a secret in the file"):
+        load_entry(root / "gptoss-120b")
+    assert load_entry(root / "gptoss-120b", scan_secrets=False).runs
+    hooks = (REPO / "site_src" / "hooks.py").read_text()
+    assert hooks.count("scan_secrets=False") == 1
 
 
 def test_a_schema_error_beside_a_token_does_not_quote_it(tmp_path, capsys):

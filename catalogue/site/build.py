@@ -85,9 +85,9 @@ class Broken:
         return Page(path, f"{self.folder.name}: error", self.error.splitlines()[0], body=body)
 
 
-def _load(folder: Path, tolerant: bool) -> Entry | Broken:
+def _load(folder: Path, tolerant: bool, scan_secrets: bool) -> Entry | Broken:
     try:
-        return load_entry(folder)
+        return load_entry(folder, scan_secrets)
     except CatalogueError as exc:
         if not tolerant:
             raise
@@ -100,12 +100,14 @@ def prepare(
     checked_on: dt.date,
     releases: Sequence[SnapshotChecker] = (),
     tolerant: bool = False,
+    scan_secrets: bool = True,
 ) -> list[Prepared | Broken]:
     """Load, validate (against `checker`, and each release for the drift row) and render a batch of recipe folders.
 
     `tolerant` (a live preview): a folder that does not load becomes a `Broken` instead of stopping the build.
+    `scan_secrets`: run files through the secret scanner (catalogue.loading.parse_run).
     """
-    loaded = [_load(folder, tolerant) for folder in folders]
+    loaded = [_load(folder, tolerant, scan_secrets) for folder in folders]
     entries = [e for e in loaded if isinstance(e, Entry)]
     findings = validate_entries(entries, checker)
     out: list[Prepared | Broken] = []
@@ -224,6 +226,7 @@ def generate(
     rebuilds: Rebuilds | None = None,
     releases: Sequence[SnapshotChecker] | None = None,
     tolerant: bool = False,
+    scan_secrets: bool = True,
 ) -> SiteBuild:
     """Every page; recipes whose flags have errors are left out and listed in `refused`.
 
@@ -231,7 +234,8 @@ def generate(
     recipes whose files changed since the last build are prepared again. `releases`: the committed
     release snapshots each recipe's drift row is checked against (all of them when not given).
     `tolerant` (live preview): a recipe that does not load gets a page showing its one-line error,
-    and is listed in `refused`; otherwise its error stops the build.
+    and is listed in `refused`; otherwise its error stops the build. `scan_secrets=False`: the MkDocs build, whose
+    run files `catalogue validate` / `check-changes` scanned (`catalogue export` keeps the scan).
     """
     checker = checker or upstream_checker()
     releases = release_checkers() if releases is None else releases
@@ -241,7 +245,10 @@ def generate(
         context = _check_context(checker, checked_on) if rebuilds else ()
         kept, stale = rebuilds.reuse(folders, context) if rebuilds else ({}, folders)
         fresh = dict(
-            zip(stale, split_map(lambda batch: prepare(batch, checker, checked_on, releases, tolerant), stale))
+            zip(
+                stale,
+                split_map(lambda batch: prepare(batch, checker, checked_on, releases, tolerant, scan_secrets), stale),
+            )
         )
         prepared = [kept.get(folder) or fresh[folder] for folder in folders]
         if rebuilds:
