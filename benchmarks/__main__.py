@@ -294,6 +294,10 @@ def main() -> None:
         from benchmarks.capacity import bench_capacity
 
         bench_capacity(_free_port())
+    if "truth" in args.parts:
+        from benchmarks.truth import bench_truth
+
+        bench_truth(_free_port())
     if "nochange" in args.parts:
         from benchmarks.nochange import bench_nochange
 

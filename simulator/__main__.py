@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from catalogue.errors import CatalogueError
@@ -39,7 +40,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def tokenizer_of(folder: str | None):  # type: ignore[no-untyped-def]
+def tokenizer_of(folder: str | None) -> Callable[[str], list[int]]:
     """The prompt-token counter: the model folder's tokenizer.json (Hugging Face `tokenizers`), else ~4 bytes a
     token."""
     path = Path(folder) / "tokenizer.json" if folder else None
