@@ -66,7 +66,8 @@ class Simulated:
     async def generate(self, http: web.Request, prompt: list[int], body: dict, chat: bool) -> web.StreamResponse:
         """Queue one request and answer it, streamed or whole."""
         arrival = time.monotonic()
-        limit = body.get("max_completion_tokens") or body.get("max_tokens") or 16
+        limit = body.get("max_completion_tokens", body.get("max_tokens"))
+        limit = 16 if limit is None else limit
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             return _error(400, "max_tokens must be a positive integer")
         if self.settings.max_model_len is not None and len(prompt) + limit > self.settings.max_model_len:
