@@ -4,7 +4,8 @@ Each phase comes from the best source there is, and says which:
 1. the recipe's newest run of the same workload, when its notes timed that phase (the runner writes `server healthy
    after X s` and `<level>: X s wall, ...` for every level and probe);
 2. for a simulated recipe, the simulator's truth (simulator/truth.py): the level run in virtual time;
-3. the newest run's figures: a closed-loop level is ceil(requests / concurrency) rounds of its mean E2E latency, at
+3. the newest run's figures: a closed-loop level is ceil(requests / concurrency) rounds of its mean E2E latency (or of
+   output tokens × concurrency ÷ generation tok/s where it gives no E2E), at
    the nearest concurrency that run measured.
 The capacity search is PROBES probes of the window probe_size gives at the lowest level's E2E (each at least 30
 E2E), within the recipe's search budget; PROBES is the median number of probes of the committed searches."""
@@ -102,12 +103,17 @@ def _e2e_s(entry: Entry, concurrency: int) -> float | None:
     if entry.recipe.serving.simulator is not None:
         return _truth(entry, 4 * concurrency, concurrency).mean("e2e") / 1000
     run = entry.latest
-    levels = [lv for lv in (run.levels if run else []) if lv.e2e_ms is not None and lv.e2e_ms.mean is not None]
-    if not levels:
+    stated = run.workload.output_len if run and run.workload else None
+    output = stated or entry.recipe.sweep.output_len  # a run that does not state it: the recipe's planned length
+    known = {}
+    for level in run.levels if run else []:
+        if level.e2e_ms is not None and level.e2e_ms.mean is not None:
+            known[level.concurrency] = level.e2e_ms.mean / 1000
+        elif output and level.generation_tps:  # each stream's tokens at the level's output rate
+            known[level.concurrency] = output * level.concurrency / level.generation_tps
+    if not known:
         return None
-    nearest = min(levels, key=lambda lv: abs(math.log(lv.concurrency / concurrency)))
-    assert nearest.e2e_ms is not None and nearest.e2e_ms.mean is not None
-    return nearest.e2e_ms.mean / 1000
+    return known[min(known, key=lambda c: abs(math.log(c / concurrency)))]
 
 
 def estimate(entry: Entry, plan: Plan) -> list[Phase]:
