@@ -1,6 +1,7 @@
 """`nox -s bench`: site build scaling, `mkdocs serve` edit latency, flag validation, runner overhead, topologies,
 the capacity search (`nox -s bench -- capacity`; not in the default set: it boots the tiny server twice), and no-change
-refreshes of the tiny docker example judged by the regression check (`nox -s bench -- nochange`; needs docker)."""
+refreshes of the tiny docker example judged by the regression check (`nox -s bench -- nochange`; needs docker), and
+the statistics against the simulator's truth (`nox -s bench -- truth`: about 40 minutes of refreshes)."""
 
 from __future__ import annotations
 
