@@ -1,7 +1,8 @@
 """`python -m simulator MODEL [vllm serve flags] --profile NAME`: the simulated vLLM server (simulator/__init__.py).
 
 It reads the `vllm serve` flags that shape its scheduler (--max-num-seqs, --max-num-batched-tokens, prefix caching)
-and its address; every other vLLM flag is accepted and ignored, as the model it stands for would have used it."""
+and its address; every other vLLM flag is accepted and ignored, as the model it stands for would have used it. The
+model comes first, as the runner writes it: an ignored flag's value cannot then be taken for the model."""
 
 from __future__ import annotations
 
