@@ -30,6 +30,10 @@ OUTSIDE_S = 0.8
 the notes of the committed tiny runs."""
 PROBES = 12
 """Probes of a capacity search: 12 and 13 in the committed capacity runs, 13-18 on the simulator's CI profile."""
+SETUP_S = 50.0
+"""What a refresh spends outside its phases: the client's start (it imports vLLM), preflight, the flag snapshot, the
+passports before and after, stopping and recording. The sim-spark-gptoss-120b refresh of 2026-11-27 took 286.7 s
+of wall time on a shared two-core machine for 236.9 s of timed phases."""
 SIMULATOR_BOOT_S = 2.0
 """The simulator answers /health within about a second of its start (aiohttp and the tokenizer load)."""
 _WALL = re.compile(r"^(?P<name>[\w.-]+): (?P<wall>[\d.]+) s wall")
@@ -141,6 +145,7 @@ def estimate(entry: Entry, plan: Plan) -> list[Phase]:
         )
     if recipe.sweep.arena is not None:
         phases.append(Phase("arena", None, "not estimated: llama-benchy's runs are not timed in the run file"))
+    phases.append(Phase("set-up and record", SETUP_S, "client start, preflight, flag snapshot, passports, record"))
     return phases
 
 
