@@ -112,6 +112,12 @@ class Engine:
     def add(self, request: Request) -> None:
         self.waiting.append(request)
 
+    def abort(self, request: Request) -> None:
+        """Drop a request whose client went away (vLLM aborts it too)."""
+        if request in self.waiting:
+            self.waiting.remove(request)
+        self.running = [r for r in self.running if r is not request]
+
     @property
     def busy(self) -> bool:
         return bool(self.waiting or self.running)

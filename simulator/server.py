@@ -58,7 +58,8 @@ class Simulated:
             await asyncio.sleep(max(0.0, end - loop.time()))
             now = time.monotonic()
             for request in self.engine.finish(step, now):
-                self.queues[request.rid].put_nowait(now)
+                if (queue := self.queues.get(request.rid)) is not None:
+                    queue.put_nowait(now)
 
     def tokens(self, text: str) -> list[int]:
         return list(self.encode(text))
@@ -91,6 +92,8 @@ class Simulated:
             return web.json_response(_whole(self, request, chat))
         finally:
             del self.queues[rid]
+            if not request.finished:
+                self.engine.abort(request)
             self._account(request)
 
     async def _stream(

@@ -144,3 +144,13 @@ def test_a_profile_with_an_unknown_field_names_the_file_and_the_field(tmp_path, 
         load_profile("missing")
     with pytest.raises(CatalogueError, match="letters, digits"):
         load_profile("../etc")
+
+
+def test_an_aborted_request_leaves_the_batch():
+    e = engine(profile())
+    kept, gone = Request(0, 8, 4, 0.0), Request(1, 8, 4, 0.0)
+    e.add(kept)
+    e.add(gone)
+    e.finish(e.plan(), 0.01)
+    e.abort(gone)
+    assert e.plan().decode == [kept]
