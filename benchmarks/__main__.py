@@ -1,6 +1,7 @@
 """`nox -s bench`: site build scaling, `mkdocs serve` edit latency, flag validation, runner overhead, topologies,
 the capacity search (`nox -s bench -- capacity`; not in the default set: it boots the tiny server twice), and no-change
-refreshes of the tiny docker example judged by the regression check (`nox -s bench -- nochange`; needs docker)."""
+refreshes of the tiny docker example judged by the regression check (`nox -s bench -- nochange`; needs docker), and
+the statistics against the simulator's truth (`nox -s bench -- truth`: about 40 minutes of refreshes)."""
 
 from __future__ import annotations
 
@@ -315,6 +316,10 @@ def run_parts(args: argparse.Namespace, trees: list[Tree]) -> None:
         from benchmarks.capacity import bench_capacity
 
         bench_capacity(_free_port())
+    if "truth" in args.parts:
+        from benchmarks.truth import bench_truth
+
+        bench_truth(_free_port())
     if "nochange" in args.parts:
         from benchmarks.nochange import bench_nochange
 

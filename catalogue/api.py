@@ -126,6 +126,9 @@ class IndexRecipe(Strict):
     topology_kind: Literal["solo", "cluster", "replicas"] = Field(description="The topology's kind.")
     status: str = Field(description="Maturity: production, experimental, community or deprecated.")
     verified: dt.date | None = Field(description="Date of the newest measurement among its runs.")
+    simulated: bool = Field(
+        False, description="True when it is served by the simulator or any of its runs was: no figure is measured."
+    )
     page: str = Field(description="The recipe's HTML page, relative to the site root.")
     document: str = Field(description="The recipe's JSON document, relative to the site root.")
     headline: Headline | None = Field(description="Headline figures of the newest run; null without a run.")
@@ -148,6 +151,9 @@ class ApiRun(BenchmarkRun):
     """One run as its file holds it, plus its id, its workload in words and its withheld peaks."""
 
     id: str = Field(description="The run's id, its UTC stamp: its file is runs/<id>.json.")
+    simulated: bool = Field(
+        False, description="True: a simulator served it (workload.simulator names the profile); never a measurement."
+    )
     workload_description: str | None = Field(description="The workload in words; null if not stated.")
     withheld_peaks: list[str] = Field(
         description="Levels whose one-second peak the pages do not publish, with why (peak_tps keeps the raw value)."
@@ -166,6 +172,9 @@ class RecipeDocument(Strict):
     generated_at: dt.datetime = Field(description="When the site was built (UTC; SOURCE_DATE_EPOCH when set).")
     id: str = Field(description="Recipe id (its folder name).")
     page: str = Field(description="The recipe's HTML page, relative to the site root.")
+    simulated: bool = Field(
+        False, description="True when it is served by the simulator or any of its runs was: no figure is measured."
+    )
     recipe: Recipe = Field(description="The recipe file, as its model reads it (recipe.schema.json in schemas/).")
     runs: list[ApiRun] = Field(description="Every run, oldest first.")
     latest_run: str | None = Field(
@@ -239,6 +248,7 @@ def api_run(run: BenchmarkRun) -> ApiRun:
         {
             **dict(run),
             "id": run.file_stem,
+            "simulated": run.from_simulator,
             "workload_description": run.workload.describe() if run.workload else None,
             "withheld_peaks": withheld_peaks(run),
             "unbounded_p99": withheld_peaks(run, p99_withheld),
@@ -258,6 +268,7 @@ def index_recipe(entry: Entry, validation: Validation) -> IndexRecipe:
         topology_kind=recipe.topology.kind,
         status=recipe.status,
         verified=entry.verified,
+        simulated=entry.simulated,
         page=page_url(recipe_path(entry)),
         document=recipe_document_path(entry.id),
         headline=headline(entry),
@@ -274,6 +285,7 @@ def recipe_document(entry: Entry, validation: Validation, generated_at: dt.datet
         generated_at=generated_at,
         id=entry.id,
         page=page_url(recipe_path(entry)),
+        simulated=entry.simulated,
         recipe=entry.recipe,
         runs=[api_run(run) for run in entry.runs],
         latest_run=latest.stamp if latest else None,

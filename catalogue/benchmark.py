@@ -343,6 +343,11 @@ class BenchmarkRun(Strict):
         return self
 
     @property
+    def from_simulator(self) -> bool:
+        """A simulator answered its requests (its workload names the profile): a model's figures, not measured."""
+        return self.workload is not None and self.workload.simulator is not None
+
+    @property
     def measured_on(self) -> dt.date | None:
         """The date the figures were measured, when known."""
         if isinstance(self.provenance, ImportedProvenance):

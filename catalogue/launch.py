@@ -77,6 +77,7 @@ def sweep_workload(
         + (f", more if a level lasts under {sweep.min_level_s:g} s" if sweep.min_level_s else ""),
         repetitions=1,
         seeds="per level",
+        simulator=recipe.serving.simulator.profile if recipe.serving.simulator else None,
     )
 
 

@@ -36,6 +36,11 @@ class Entry:
     """The profile of `hardware.platform` (platforms/<name>.yaml)."""
 
     @property
+    def simulated(self) -> bool:
+        """Served by the simulator, or one of its runs was: its figures are a model's, never a measurement."""
+        return self.recipe.serving.simulator is not None or any(run.from_simulator for run in self.runs)
+
+    @property
     def verified(self) -> dt.date | None:
         """Date of the newest measurement among the runs."""
         dates = [run.measured_on for run in self.runs if run.measured_on]

@@ -6,7 +6,7 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from catalogue.arena import ArenaSetting
 from catalogue.quality import QualitySetting
@@ -79,6 +79,25 @@ class Consent(Strict):
     reason: str = Field(min_length=1, description="Why the recipe needs it (plain text; `code` in backticks).")
 
 
+class SimulatorServer(Strict):
+    """The simulator (simulator/) in place of `vllm serve`: a test instrument whose runs are marked simulated."""
+
+    profile: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Its profile: simulator/profiles/<name>.yaml.")
+    seed: int | None = Field(None, description="Noise seed; null: drawn at each start (and logged).")
+    slowdown: PositiveFloat | None = Field(None, description="Factor on decode steps (a regression to find).")
+    slowdown_above: NonNegativeInt | None = Field(
+        None, description="Slow only steps decoding more sequences than this; null: the profile's (0: all)."
+    )
+
+    def argv(self) -> list[str]:
+        """The simulator's own options after the `vllm serve` flags."""
+        out = ["--profile", self.profile]
+        for name, value in (("seed", self.seed), ("slowdown", self.slowdown), ("slowdown-above", self.slowdown_above)):
+            if value is not None:
+                out += [f"--{name}", f"{value:g}" if isinstance(value, float) else str(value)]
+        return out
+
+
 class Serving(Strict):
     """The launch: image, environment and every `vllm serve` flag."""
 
@@ -99,6 +118,9 @@ class Serving(Strict):
     flags: dict[str, FlagValue] = Field(default_factory=dict, description="`vllm serve` flags, names without dashes.")
     image_flags: dict[str, str] = Field(
         default_factory=dict, description="Flags upstream vLLM lacks, each mapped to the image that provides it."
+    )
+    simulator: SimulatorServer | None = Field(
+        None, description="Serve with the simulator instead of vLLM (a local process; runs marked simulated)."
     )
 
     @model_validator(mode="after")
@@ -128,6 +150,8 @@ class Serving(Strict):
                 raise ValueError(f"image_flags names {name!r}, which is not in flags")
         if self.container is not None and self.image is None:
             raise ValueError("container options are given but no image")
+        if self.simulator is not None and self.image is not None:
+            raise ValueError("the simulator runs as a local process: give no image with serving.simulator")
         return self
 
 
@@ -284,6 +308,8 @@ class Recipe(Strict):
         todo = self.first_todo()
         if self.publish and todo:
             raise ValueError(f"{todo} still says TODO: fill it in, or keep `publish: false`")
+        if self.publish and self.serving.simulator is not None:
+            raise ValueError("serving.simulator: a simulated recipe is a test instrument: keep `publish: false`")
         machines = {"cluster": "nodes", "replicas": "replicas"}.get(self.topology.kind)
         uses = getattr(self.topology, machines) if machines else 1
         if self.hardware.nodes != uses:

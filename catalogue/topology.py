@@ -254,6 +254,9 @@ def _layout(recipe: Recipe, nodes: list[Node], flags: dict[str, Any] | None) -> 
 
 
 def _serve(recipe: Recipe, flags: dict[str, Any]) -> list[str]:
+    """`vllm serve MODEL flags`, or the simulator's command line in its place (the same flags, then its own)."""
+    if recipe.serving.simulator is not None:
+        return ["python", "-m", "simulator", recipe.model_arg, *flags_argv(flags), *recipe.serving.simulator.argv()]
     return ["vllm", "serve", recipe.model_arg, *flags_argv(flags)]
 
 

@@ -50,6 +50,13 @@ class Workload(Strict):
         '2048)"; null: the whole profile (not part of the comparison key: the lengths and repetitions are).',
     )
 
+    simulator: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9][a-z0-9_-]*$",
+        description="The simulator profile that answered the requests (simulator/, a test instrument): its figures "
+        "are the model's, never a measurement, and compare only with runs of the same profile; null: a real server.",
+    )
+
     KEY_FIELDS: ClassVar[tuple[str, ...]] = (
         "tool",
         "dataset",
@@ -60,6 +67,7 @@ class Workload(Strict):
         "repetitions",
         "seeds",
         "profile",
+        "simulator",
     )
 
     @property
@@ -75,6 +83,8 @@ class Workload(Strict):
     def describe(self) -> str:
         """'llama-benchy 0.3.5 · prompt 1024 / output 128 tokens · 50 repetitions per level'."""
         parts = [" ".join(x for x in (self.tool, self.tool_version) if x)]
+        if self.simulator:
+            parts.append(f"SIMULATED server (profile {self.simulator})")
         if self.profile:
             title = f"{profile_title(self.profile)} profile"
             parts.append(f"{title}, scaled down for {self.profile_scaling}" if self.profile_scaling else title)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -131,12 +132,15 @@ def make_plan(
             )
         else:
             env = dict(server.all_env)
+            serve = server.serve
+            if recipe.serving.simulator is not None:  # this Python, which imports the simulator as it does the runner
+                serve = [sys.executable, *serve[1:]]
             if cache_root:
                 cache = str(Path.home() / ".cache" / "catalogue-compile" / entry.id)
                 env.setdefault("VLLM_CACHE_ROOT", f"{cache}/vllm")
                 env.setdefault("TORCHINDUCTOR_CACHE_DIR", f"{cache}/inductor")
             nodes.append(
-                NodeRun(server.role, host, server.serve, env, None, server.base_url, server.exec_serve, server.profile)
+                NodeRun(server.role, host, serve, env, None, server.base_url, server.exec_serve, server.profile)
             )
     client = client or ("image" if docker else "host")
     if client == "image" and not docker:

@@ -24,6 +24,8 @@ from runner.arena import step_arena
 from runner.boot import launch, server_version, start_router, wait_ready
 from runner.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
 from runner.dry_run import describe
+from runner.estimate import estimate
+from runner.estimate import lines as estimate_lines
 from runner.helper_containers import finish_snapshot
 from runner.hosts import HOSTS_FILE, Host, parse_hosts
 from runner.inspect_gate import Refused, Verdicts
@@ -284,7 +286,11 @@ def run_refresh(
     if dry_run:
         print(
             "\n".join(
-                [describe(plan, [f.line() for f in found], refused), *arena_dry_run(plan, entry.folder, entry.recipe)]
+                [
+                    describe(plan, [f.line() for f in found], refused),
+                    *arena_dry_run(plan, entry.folder, entry.recipe),
+                    *estimate_lines(estimate(entry, plan)),
+                ]
             )
         )
         return 0

@@ -155,3 +155,16 @@ def test_every_level_sends_its_own_prompts_and_a_resume_sends_the_same():
     assert [job.argv for job in again.jobs] == [job.argv for job in plan.jobs]
     assert all(job.argv.count("--seed") == 1 for job in plan.jobs)
     assert sweep_workload(tiny.recipe).seeds == "per level"
+
+
+def test_a_simulated_recipe_runs_the_simulator_with_the_serve_flags_in_this_python():
+    import sys
+
+    entry = load_entry(REPO / "examples" / "sim-tiny")
+    plan = make_plan(entry, local=True, port=9123)
+    argv = plan.nodes[0].argv
+    assert argv[:3] == [sys.executable, "-m", "simulator"]
+    assert argv[3] == str((REPO / "examples" / "tiny-cpu" / "model").resolve())
+    assert argv[argv.index("--port") + 1] == "9123" and argv[argv.index("--max-num-seqs") + 1] == "8"
+    assert argv[-2:] == ["--profile", "ci"]
+    assert sweep_workload(entry.recipe).simulator == "ci"

@@ -214,6 +214,7 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         throttled=lambda level: throttled(level, entry.platform),
         bursts=level_bursts,
         spec=spec_summary(recipe, entry.runs),
+        simulated=entry.simulated,
     )
 
 
