@@ -15,8 +15,28 @@ def test_a_p99_needs_368_samples_for_a_95_percent_upper_bound():
     assert fewest_samples(0.99) == 368  # ln(0.025) / ln(0.99) = 367.03
     assert 1 - 0.99**368 >= 0.975 > 1 - 0.99**367
     assert rank_bounds(8, 0.99) is None and rank_bounds(367, 0.99) is None
-    lo, hi = rank_bounds(368, 0.99)
-    assert hi == 368 and lo < 368
+    # The lower end, by hand: Y = samples above the true p99 ~ Bin(368, 0.01). The 360th smallest lies above the
+    # p99 only if at least 9 samples do: P(Y >= 9) = 0.0128 <= 2.5 %, while P(Y >= 8) = 0.0336 > 2.5 % rules out the
+    # 361st (exact binomial sums in fractions, math.comb).
+    assert rank_bounds(368, 0.99) == (360, 368)
+
+
+def test_upper_percentiles_of_many_samples_have_exact_ranks_at_both_ends():
+    """Hand-computed with exact fractions: lower rank = the largest k with P(Bin(n, p) < k) <= 2.5 %, upper = the
+    smallest k with P(Bin(n, p) < k) >= 97.5 %."""
+    # n=368, p=0.95: P(<341) = 0.0193, P(<342) = 0.0317; P(<357) = 0.9581, P(<358) = 0.9777
+    assert rank_bounds(368, 0.95) == (341, 358)
+    # n=368, p=0.90: P(<320) = 0.0244, P(<321) = 0.0352; P(<342) = 0.9678, P(<343) = 0.9794
+    assert rank_bounds(368, 0.9) == (320, 343)
+    # n=100, p=0.95: P(<90) = 0.0115, P(<91) = 0.0282; P(<99) = 0.9629 < 0.975 <= P(<100) = 0.9941
+    assert rank_bounds(100, 0.95) == (90, 100)
+    # n=100, p=0.90: P(<84) = 0.0206, P(<85) = 0.0399; P(<95) = 0.9424, P(<96) = 0.9763
+    assert rank_bounds(100, 0.9) == (84, 96)
+    # n=1000, p=0.99: P(<983) = 0.0138, P(<984) = 0.0264; P(<996) = 0.9713, P(<997) = 0.9899
+    assert rank_bounds(1000, 0.99) == (983, 997)
+    # 59 samples cannot bound a p95 from above (1 - 0.95**59 = 0.9515 < 0.975); 72 is the fewest that can (0.9751;
+    # 71: 0.9738)
+    assert rank_bounds(59, 0.95) is None and fewest_samples(0.95) == 72
 
 
 def test_the_median_of_100_samples_lies_between_ranks_40_and_61():

@@ -126,5 +126,15 @@ def test_each_percentile_gets_its_order_statistic_interval_or_none():
     assert intervals([float(x) for x in range(10, 0, -1)]) == {"p50": (2.0, 9.0)}
     many = intervals([float(x) for x in range(1, 401)])
     assert set(many) == {"p50", "p90", "p95", "p99"}
-    lo, hi = many["p99"]
-    assert lo < 396 <= hi <= 400
+    # Exact ranks for 400 samples, from P(Bin(400, p) < k) in exact fractions (the interval's ends are the k-th
+    # smallest samples, and samples 1..400 are their own ranks). Lower end: the largest k with P(< k) <= 2.5 %;
+    # upper end: the smallest k with P(< k) >= 97.5 %:
+    #   p50: P(<180) = 0.0201, P(<181) = 0.0255; P(<220) = 0.9745, P(<221) = 0.9799  -> (180, 221)
+    #   p90: P(<348) = 0.0217, P(<349) = 0.0311; P(<371) = 0.9643, P(<372) = 0.9765  -> (348, 372)
+    #   p95: P(<371) = 0.0190, P(<372) = 0.0307; P(<388) = 0.9645, P(<389) = 0.9810  -> (371, 389)
+    #   p99: P(<392) = 0.0208, P(<393) = 0.0502; P(<399) = 0.9095, P(<400) = 0.9820  -> (392, 400)
+    assert many == {"p50": (180.0, 221.0), "p90": (348.0, 372.0), "p95": (371.0, 389.0), "p99": (392.0, 400.0)}
+    # The ranks, not the values: shuffled and scaled samples give the same order statistics
+    shuffled = [x * 0.5 for x in range(1, 401)]
+    random.Random(7).shuffle(shuffled)
+    assert intervals(shuffled)["p99"] == (196.0, 200.0) and intervals(shuffled)["p90"] == (174.0, 186.0)
