@@ -122,7 +122,8 @@ def test_solo_container_with_the_client_inside_the_image(engine, tmp_path, capsy
     snapshot = json.loads((folder / "runs" / prov.flag_snapshot).read_text())  # taken inside the image
     assert snapshot["image"] == "local/vllm-cpu:0.32.0" and snapshot["vllm_version"] == "0.32.0"
     assert len(snapshot["options"]) > 300
-    # The sampler ran in a throwaway container of the image (no GPU here): "no GPU" once, no figure made up.
+    # The sampler ran in a throwaway container of the image, given no GPU (a CPU platform, on any host): "no GPU"
+    # once, no figure made up.
     assert (folder / "runs" / run.stamp / "gpu-samples-local.jsonl").read_text() == '{"gpu": "no GPU"}\n'
     assert all(lv.machine and lv.machine.not_measured == "host local: no GPU" for lv in run.levels)
     # the probe is mounted beside the driver in the image: each level has the machine's calibration around it
