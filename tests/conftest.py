@@ -69,6 +69,14 @@ def recipe_copy(tmp_path: Path):
 
 
 @pytest.fixture(scope="session")
+def vllm_installed() -> None:
+    """vLLM's CPU build, which `nox -s tests` installs: a skip without it, a failure under CI (tests/needs.py)."""
+    from tests.needs import vllm_or_fail
+
+    vllm_or_fail()
+
+
+@pytest.fixture(scope="session")
 def engine():
     """Debian's dockerd (started here unless one answers) with the vllm-cpu image; stopped if we started it."""
     from tests.docker_support import docker_available, docker_env

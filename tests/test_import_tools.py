@@ -21,19 +21,19 @@ from pathlib import Path
 import pytest
 
 from catalogue.cli import main
-from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.imports import llama_benchy
 from catalogue.loading import load_entry
 from catalogue.site.pages import render_recipe
 from catalogue.site.templating import fmt_num
 from runner.server import healthy, session_members, start, stop_group
+from tests.needs import missing, needs_vllm, tool
 from tests.test_runner import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "examples" / "tiny-cpu" / "model"
 VLLM = str(Path(sys.executable).parent / "vllm")
 ENV = {"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
-pytestmark = pytest.mark.skipif(installed_vllm_version() is None, reason="vLLM not installed; run through nox")
+pytestmark = needs_vllm
 
 
 def serve_argv(port: int) -> list[str]:
@@ -120,7 +120,7 @@ def open_loop_outputs(port: int, out: Path, found: dict[str, Path]) -> None:
         out / "workload.log",
     )  # fmt: skip
     found["workload"] = out / "workload" / "tiny"
-    guidellm = os.environ.get("CATALOGUE_GUIDELLM")
+    guidellm = tool("CATALOGUE_GUIDELLM", "GuideLLM")
     if guidellm:
         run(
             [guidellm, "run", "--backend",
@@ -137,7 +137,7 @@ def open_loop_outputs(port: int, out: Path, found: dict[str, Path]) -> None:
             attempts=2,
         )  # fmt: skip
         found["guidellm"] = out / "guidellm" / "benchmarks.json"
-    aiperf = os.environ.get("CATALOGUE_AIPERF")
+    aiperf = tool("CATALOGUE_AIPERF", "AIPerf")
     if aiperf:
         # AIPerf loads a local tokenizer folder only online: offline it looks the path up in the hub cache
         env = {k: v for k, v in {**os.environ, **ENV}.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
@@ -181,7 +181,7 @@ def outputs(tmp_path_factory) -> dict[str, Path]:
             argv = [*bench_argv(port), "--max-concurrency", str(c), "--save-result", "--result-dir", str(out)]
             run([*argv, "--result-filename", f"c{c}.json"], out / "bench.log")
             found[f"c{c}"] = out / f"c{c}.json"
-        benchy = os.environ.get("CATALOGUE_LLAMA_BENCHY")
+        benchy = tool("CATALOGUE_LLAMA_BENCHY", "llama-benchy")
         if benchy:
             corpus, url = serve_corpus(out)
             try:
@@ -263,7 +263,7 @@ def test_sweep_folder_results_show_on_the_page(outputs, tiny):
 
 def test_llama_benchy_report_shows_on_the_page_with_its_spread(outputs, tiny):
     if "benchy" not in outputs:
-        pytest.skip("llama-benchy not installed (CATALOGUE_LLAMA_BENCHY); nox -s tests installs it")
+        missing("llama-benchy not installed (CATALOGUE_LLAMA_BENCHY); nox -s tests installs it")
     root, folder = tiny
     assert main(["--root", str(root), "import", "tiny-cpu", str(outputs["benchy"])]) == 0
     entry, body = page_of(folder)
@@ -330,7 +330,7 @@ def test_serve_workload_folder_imports_each_explored_rate(outputs, tiny):
 
 def test_guidellm_report_imports_as_guidellm_wrote_it(outputs, tiny):
     if "guidellm" not in outputs:
-        pytest.skip("GuideLLM not installed (CATALOGUE_GUIDELLM); nox -s tests installs it")
+        missing("GuideLLM not installed (CATALOGUE_GUIDELLM); nox -s tests installs it")
     run = imported_run(tiny, str(outputs["guidellm"]))
     report = json.loads(outputs["guidellm"].read_text())
     assert run.provenance.tool == f"GuideLLM {report['metadata']['guidellm_version']}"
@@ -365,7 +365,7 @@ def test_guidellm_report_imports_as_guidellm_wrote_it(outputs, tiny):
 
 def test_aiperf_export_imports_as_aiperf_wrote_it(outputs, tiny):
     if "aiperf" not in outputs:
-        pytest.skip("AIPerf not installed (CATALOGUE_AIPERF); nox -s tests installs it")
+        missing("AIPerf not installed (CATALOGUE_AIPERF); nox -s tests installs it")
     run = imported_run(tiny, str(outputs["aiperf"]))
     export = json.loads(outputs["aiperf"].read_text())
     assert export["schema_version"] == "1.4" and run.provenance.tool == f"AIPerf {export['aiperf_version']}"

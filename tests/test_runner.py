@@ -19,7 +19,6 @@ import pytest
 import yaml
 
 from catalogue.cli import main
-from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.launch import prompts_for
 from catalogue.loading import load_entry
 from catalogue.site.pages import render_recipe
@@ -29,9 +28,9 @@ from runner.refresh import execute
 from runner.server import session_members
 from runner.state import Progress
 from tests.gpu_support import NO_GPU, gpu_names
+from tests.needs import needs_vllm, tool
 
 REPO = Path(__file__).resolve().parents[1]
-needs_vllm = pytest.mark.skipif(installed_vllm_version() is None, reason="vLLM not installed; run through nox -s tests")
 
 GPU = gpu_names()
 """'no GPU' on a CPU-only machine (CI), else the GPUs nvidia-smi names: what a local process's host reports."""
@@ -141,13 +140,19 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
     # The quality checks ran against the same server after the sweep; the random weights are said, not hidden.
     quality = run.quality
     accuracy = quality.check("accuracy")
-    assert quality.random_weights and accuracy.items == 20 and accuracy.score is not None and accuracy.took_s > 0
-    tool = quality.check("tool-calling")
-    if os.environ.get("CATALOGUE_TOOL_EVAL"):  # nox -s tests installs tool-eval-bench
-        assert tool.score is not None and tool.items == 5, tool.error
-        assert json.loads((folder / "runs" / tool.raw).read_text())["final_score"] == tool.score
+    assert quality.random_weights and accuracy.items == 20 and accuracy.took_s > 0
+    assert accuracy.passed is not None and accuracy.score == 100 * accuracy.passed / 20  # exact matches of 20
+    check = quality.check("tool-calling")
+    if tool("CATALOGUE_TOOL_EVAL", "tool-eval-bench"):  # nox -s tests installs it; CI fails without it
+        # every figure is tool-eval-bench's own, read back from the report it wrote
+        report = json.loads((folder / "runs" / check.raw).read_text())
+        scenarios = report["scores"]["scenario_results"]
+        assert check.score == report["final_score"] and 0 <= check.score <= 100, check.error
+        assert check.items == len(scenarios) == 5 and report["tool_eval_bench_version"] == "3.0.0"
+        assert check.passed == sum(1 for s in scenarios if s["status"] == "pass")
+        assert [s["scenario_id"] for s in scenarios] == ["TC-01", "TC-02", "TC-10", "TC-11", "TC-12"]
     else:
-        assert tool.score is None and "not installed" in tool.error
+        assert check.score is None and "not installed" in check.error
     # The sampler ran beside the sweep. Without nvidia-smi: "no GPU" once, nothing sampled, no energy figure; with
     # it (a GPU host), readings named as nvidia-smi names the GPUs.
     raw = folder / "runs" / run.stamp
@@ -186,7 +191,7 @@ def test_refresh_end_to_end_with_a_real_server(tiny):
     page = render_recipe(entry).markdown()
     assert "Measured by the catalogue runner" in page and f"{run.levels[0].completed}" in page
     assert "Power not measured (host local: no GPU)" in page and "Energy (J)" not in page and "Cost per 1M" not in page
-    assert "random weights" in page and f"tool-eval-bench {tool.version}" in page
+    assert "random weights" in page and f"tool-eval-bench {check.version}" in page
     check_arena(entry, run, page)
     assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == [] and sessions_left(folder) == {}
 
@@ -205,7 +210,7 @@ def check_arena(entry, run, page: str) -> None:
     folder = entry.folder
     arena = [r for r in entry.runs if r.workload and r.workload.profile]
     note = next(n for n in run.notes if n.startswith("arena spark-arena-v2"))
-    if not os.environ.get("CATALOGUE_LLAMA_BENCHY"):  # nox -s tests installs llama-benchy
+    if not tool("CATALOGUE_LLAMA_BENCHY", "llama-benchy"):  # nox -s tests installs it; CI fails without it
         assert arena == [] and "no figures (llama-benchy is not installed" in note
         return
     assert [r.workload.context_depth for r in arena] == [0, 256], note
