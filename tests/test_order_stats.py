@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from catalogue.order_stats import binom_cdf, fewest_samples, rank_bounds
+import pytest
+
+from catalogue.order_stats import binom_cdf, binom_pmfs, fewest_samples, rank_bounds
 
 
 def test_binomial_cdf_exact_values():
@@ -43,3 +45,22 @@ def test_the_median_of_100_samples_lies_between_ranks_40_and_61():
     lo, hi = rank_bounds(100, 0.5)
     assert (lo, hi) == (40, 61)  # the textbook 95 % interval for the median of 100 (ranks 40 and 61)
     assert binom_cdf(hi - 1, 100, 0.5) - binom_cdf(lo - 1, 100, 0.5) >= 0.95
+
+
+def test_certain_outcomes_and_the_cdf_past_its_ends():
+    """p = 0 and p = 1 have no logarithm: all the mass sits on 0 or on n. The CDF is 0 below 0, and 1 at n and past
+    it, never above 1 although the summed floats can be (Bin(3, 0.5): 1 + 7e-16)."""
+    assert binom_pmfs(3, 0.0) == [1.0, 0.0, 0.0, 0.0] and binom_pmfs(3, 1.0) == [0.0, 0.0, 0.0, 1.0]
+    assert binom_pmfs(2, 0.5) == pytest.approx([0.25, 0.5, 0.25])
+    assert binom_cdf(-1, 10, 0.5) == 0.0
+    assert sum(binom_pmfs(3, 0.5)) > 1.0 and binom_cdf(3, 3, 0.5) == 1.0 and binom_cdf(7, 3, 0.5) == 1.0
+
+
+def test_a_lower_end_at_the_smallest_sample_and_the_fewest_samples_at_its_edges():
+    # n=6, p=0.3: P(X=0) = 0.7**6 = 0.118 > 2.5 %, so no sample but the smallest bounds the 30th percentile from
+    # below; P(X <= 3) = 0.9295 < 97.5 % <= P(X <= 4) = 0.9891: the 5th from above.
+    assert rank_bounds(6, 0.3) == (1, 5)
+    # One sample bounds a 1st percentile from above (1 - 0.01 = 0.99 >= 97.5 %); a median needs 6 (1 - 0.5**5 =
+    # 0.969 < 0.975 <= 1 - 0.5**6 = 0.984); at 75 % confidence exactly 3 (1 - 0.5**3 = 0.875 = 1 - 0.125, in binary
+    # fractions exact: the bound is met with equality)
+    assert fewest_samples(0.01) == 1 and fewest_samples(0.5) == 6 and fewest_samples(0.5, 0.75) == 3
