@@ -284,9 +284,19 @@ def zensical(session: nox.Session) -> None:
 MUTMUT = "mutmut==3.8.1"
 MUTANTS = {
     "catalogue/order_stats.py": ["tests/test_order_stats.py", "tests/test_request_samples.py"],
-    "catalogue/request_samples.py": ["tests/test_request_samples.py"],
-    "catalogue/capacity_verdict.py": ["tests/test_capacity.py", "tests/test_capacity_search.py"],
-    "catalogue/capacity.py": ["tests/test_capacity.py", "tests/test_capacity_search.py"],
+    "catalogue/request_samples.py": ["tests/test_request_samples.py", "tests/test_probe_size.py"],
+    "catalogue/capacity_verdict.py": [
+        "tests/test_capacity.py",
+        "tests/test_capacity_search.py",
+        "tests/test_capacity_conditioning.py",
+        "tests/test_probe_size.py",
+    ],
+    "catalogue/capacity.py": [
+        "tests/test_capacity.py",
+        "tests/test_capacity_search.py",
+        "tests/test_capacity_conditioning.py",
+        "tests/test_probe_size.py",
+    ],
     "catalogue/regression_rules.py": ["tests/test_regression.py"],
     "catalogue/regression_samples.py": ["tests/test_regression.py"],
     "catalogue/probe_size.py": ["tests/test_probe_size.py"],
@@ -320,7 +330,7 @@ def mutants(session: nox.Session) -> None:
     }
     with open(work / "setup.cfg", "w") as out:
         config.write(out)
-    (work / "pyproject.toml").unlink()  # mutmut reads [tool.mutmut] there first; the copy's setup.cfg says it all
+    # pyproject.toml has no [tool.mutmut]: mutmut reads setup.cfg (pytest keeps its settings in pyproject.toml)
     with session.chdir(work):
         session.run("mutmut", "run", success_codes=[0, 1])
         results = session.run("mutmut", "results", "--all", "true", silent=True) or ""
