@@ -286,6 +286,7 @@ MUTANTS = {
     "catalogue/order_stats.py": ["tests/test_order_stats.py", "tests/test_request_samples.py"],
     "catalogue/request_samples.py": ["tests/test_request_samples.py", "tests/test_probe_size.py"],
     "catalogue/capacity_verdict.py": [
+        "tests/test_capacity_verdict.py",
         "tests/test_capacity.py",
         "tests/test_capacity_search.py",
         "tests/test_capacity_conditioning.py",
