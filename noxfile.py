@@ -299,7 +299,7 @@ MUTANTS = {
         "tests/test_probe_size.py",
     ],
     "catalogue/regression_rules.py": ["tests/test_regression.py"],
-    "catalogue/regression_samples.py": ["tests/test_regression.py"],
+    "catalogue/regression_samples.py": ["tests/test_regression_samples.py", "tests/test_regression.py"],
     "catalogue/probe_size.py": ["tests/test_probe_size.py"],
 }
 """The statistics modules under mutation testing, each with the test files that judge it (`nox -s mutants`)."""
