@@ -218,3 +218,39 @@ def test_the_knee_is_where_limit_over_latency_reaches_one():
     assert knee(Point(2.0, Verdict(True, "meets", None)), flat) is None
     sat = Point(2.0, Verdict(False, "saturated: achieved 1 of 2 req/s offered", 0.5, saturated=True, achieved=1.0))
     assert knee(sat, Point(4.0, Verdict(True, "meets", 0.8))) is None
+
+
+def test_the_result_carries_each_figure_of_the_search():
+    """Bracket (2, 2.2) at 10 %: converged, so no stop reason. Requests in flight: what the server kept up with at
+    2 req/s (1.953, its steady reading before the tool's 1.9) × the 3 s mean E2E = 5.859, to two decimals 5.86. The
+    search's seconds to one decimal; its probes counted from the points (the planned rate is not a probe) unless
+    given; the decided interval only for sampled probes."""
+    met = RateLevel(offered_rps=2.0, achieved_rps=1.9, kept_up_rps=1.953, sent_rps=2.0, e2e_ms=Stats(mean=3000))
+    points = [Point(1.0, MET, probe=False), Point(2.0, MET), Point(2.2, MISSED)]
+    found = result(points, {2.0: met}, 0.1, "a reason", 12.345, confidence=0.99, sampled=True)
+    assert (found.rps, found.upper_rps, found.converged, found.stopped) == (2.0, 2.2, True, None)
+    assert (found.concurrent_requests, found.search_s, found.probes) == (5.86, 12.3, 2)
+    assert (found.confidence, found.decided_rps, found.tolerance) == (0.99, (2.0, 2.2), 0.1)
+    plain = result(points, {2.0: met.model_copy(update={"kept_up_rps": None})}, 0.1, "a reason", None, probes=7)
+    assert plain.concurrent_requests == 5.7 and plain.search_s is None and plain.probes == 7
+    assert plain.decided_rps is None and plain.confidence is None
+    unmeasured = result(points, {2.0: met.model_copy(update={"kept_up_rps": None, "achieved_rps": None})}, 0.1, None, 1)
+    assert unmeasured.concurrent_requests == 6.0  # the offered rate, when nothing says what was kept up with
+    wide = result([Point(2.0, MET), Point(4.0, MISSED)], {}, 0.1, "the budget ran out", None)
+    assert not wide.converged and wide.stopped == "the budget ran out" and wide.concurrent_requests is None
+
+
+def test_start_reads_only_closed_loop_levels_and_a_margin_of_exactly_one_is_within():
+    def closed(per_s: float, ttft: float, prompt_tokens: int | None = None) -> LevelResult:
+        return LevelResult(
+            concurrency=4,
+            completed=100,
+            duration_s=100 / per_s,
+            ttft_ms=Stats(p95=ttft),
+            tpot_ms=Stats(p95=40),
+            prompt_tokens=prompt_tokens,
+        )
+
+    assert start([closed(5.0, 2000)], SLO) == (4.0, 5.0)  # p95 TTFT at its limit: within, 0.8 x 5
+    assert start([closed(5.0, 2000), closed(50.0, 100, prompt_tokens=20_000)], SLO) == (4.0, 5.0)  # long context
+    assert start([], SLO) == (1.0, None)
