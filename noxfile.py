@@ -298,7 +298,7 @@ MUTANTS = {
         "tests/test_capacity_conditioning.py",
         "tests/test_probe_size.py",
     ],
-    "catalogue/regression_rules.py": ["tests/test_regression.py"],
+    "catalogue/regression_rules.py": ["tests/test_regression_rules.py", "tests/test_regression.py"],
     "catalogue/regression_samples.py": ["tests/test_regression_samples.py", "tests/test_regression.py"],
     "catalogue/probe_size.py": ["tests/test_probe_size.py"],
 }
