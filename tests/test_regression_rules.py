@@ -43,3 +43,29 @@ def test_a_drift_two_bands_from_the_oldest_run_seen_twice_in_a_row():
     assert outside("c2", TTFT, [100.0, 130.0, 143.0], 150.0, BAND) is None
     assert outside("c1", GEN, [66.0, 63.0], 60.0, BAND) is None  # two runs: no drift to see
     assert outside("c1", GEN, [0.0, 66.0, 63.0], 60.0, BAND) is None  # an oldest run of nothing: no ratio
+
+
+def test_against_one_run_a_change_within_the_squared_band_is_not_confirmed():
+    """One earlier run at 100: throughput regresses under 80 (0.8x) and improves over 125 (1/0.8), confirmed beyond
+    the squared band (64, 156.25); a latency regresses over 120 (1.2x), improves under 83.3 (1/1.2), confirmed beyond
+    144 and 69.4."""
+    assert outside("c1", GEN, [100.0], 70.0, BAND) == Change("c1", GEN, 100.0, 70.0, True, "0.8x", False)
+    assert outside("c1", GEN, [100.0], 60.0, BAND) == Change("c1", GEN, 100.0, 60.0, True, "0.8x", True)
+    assert outside("c1", GEN, [100.0], 130.0, BAND) == Change("c1", GEN, 100.0, 130.0, False, "1.25x", False)
+    assert outside("c1", GEN, [100.0], 160.0, BAND) == Change("c1", GEN, 100.0, 160.0, False, "1.25x", True)
+    assert outside("c1", GEN, [100.0], 81.0, BAND) is None and outside("c1", GEN, [100.0], 124.0, BAND) is None
+    assert outside("c2", TTFT, [100.0], 130.0, BAND) == Change("c2", TTFT, 100.0, 130.0, True, "1.2x", False)
+    assert outside("c2", TTFT, [100.0], 150.0, BAND) == Change("c2", TTFT, 100.0, 150.0, True, "1.2x", True)
+    assert outside("c2", TTFT, [100.0], 80.0, BAND) == Change("c2", TTFT, 100.0, 80.0, False, "0.83x", False)
+    assert outside("c2", TTFT, [100.0], 60.0, BAND) == Change("c2", TTFT, 100.0, 60.0, False, "0.83x", True)
+    assert outside("c2", TTFT, [100.0], 119.0, BAND) is None and outside("c2", TTFT, [100.0], 84.0, BAND) is None
+
+
+def test_against_three_runs_the_median_and_its_spread():
+    """Runs at 100, 102 and 98: median 100, MAD 2, so 3 × 1.4826 × 2 = 8.9 of noise. 60 lies beyond it, under 0.8x of
+    every run (78.4) and of the median squared (64): confirmed. 85 is within 0.8x of the lowest run: noise."""
+    found = outside("c1", GEN, [100.0, 102.0, 98.0], 60.0, BAND)
+    assert found == Change("c1", GEN, 100.0, 60.0, True, "0.8x of the median of 3 runs, beyond 3×MAD (8.9)")
+    assert outside("c1", GEN, [100.0, 102.0, 98.0], 85.0, BAND) is None
+    slower = outside("c2", TTFT, [100.0, 102.0, 98.0], 150.0, BAND)
+    assert slower == Change("c2", TTFT, 100.0, 150.0, True, "1.2x of the median of 3 runs, beyond 3×MAD (8.9)")
