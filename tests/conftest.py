@@ -13,6 +13,18 @@ from catalogue.loading import Entry, load_catalogue
 REPO = Path(__file__).resolve().parents[1]
 
 
+HEAVY_FIXTURES = {"engine": "docker", "ssh_host": "docker", "vllm_installed": "vllm"}
+"""A test that uses one of these fixtures gets the marker: `nox -s tests` runs the marked ones alone, after the
+light ones have run in parallel (pytest-xdist)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture, marker in HEAVY_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
@@ -66,6 +78,14 @@ def recipe_copy(tmp_path: Path):
         return root, root / recipe_id
 
     return make
+
+
+@pytest.fixture(scope="session")
+def vllm_installed() -> None:
+    """vLLM's CPU build, which `nox -s tests` installs: a skip without it, a failure under CI (tests/needs.py)."""
+    from tests.needs import vllm_or_fail
+
+    vllm_or_fail()
 
 
 @pytest.fixture(scope="session")

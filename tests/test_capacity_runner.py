@@ -17,7 +17,8 @@ import yaml
 
 from catalogue.cli import main
 from catalogue.loading import load_entry
-from tests.test_runner import REPO, _is_server, free_port, needs_vllm, ours_alive, sessions_left
+from tests.needs import needs_vllm
+from tests.test_runner import REPO, _is_server, free_port, ours_alive, sessions_left
 
 RECIPE = "tiny-cpu-capacity"
 LOCAL_RECIPE = (RECIPE, "--allow", "no container")

@@ -157,7 +157,20 @@ def test_a_probe_the_client_cannot_run_ends_the_search(tmp_path):
     client = ModelClient(progress, clock, capacity=30, fail_at=5)
     found = search(plan, entry.recipe, client, progress, clock)  # type: ignore[arg-type]
     assert found.stopped is not None and "failed outright (ConnectionError: refused)" in found.stopped
-    assert found.rps == 4.4 and found.upper_rps == 8.8 and not found.converged  # what met still stands
+    # The rates by hand. The closed loop's c8 ran 80 requests in 20 s within the SLO: 4 req/s, so the first probe
+    # is 0.8 x 4 = 3.2 req/s. The model (capacity 30) meets there with TPOT 50 ms, half its 100 ms limit (margin
+    # 0.5; p95 TTFT 503 ms of 2,000 is further inside), so the next rate would be 3.2 / 0.5 = 6.4, held to 1.1 x
+    # the closed loop's busiest rate while below it: 4.4. 4.4 meets with the same margin (the two margins show no
+    # knee); above the closed loop's rate the step is 4.4 / 0.5 = 8.8, within the cap of twice the rate met. The
+    # client refuses every rate from 5 req/s on: 8.8 fails outright.
+    closed_rps = 80 / 20
+    first = 0.8 * closed_rps
+    second = min(first / 0.5, 1.1 * closed_rps)
+    third = min(second / 0.5, 2 * second)
+    assert (first, second, third) == (3.2, pytest.approx(4.4), 8.8)
+    assert [job.rate for job in client.sent] == [first, pytest.approx(second), pytest.approx(third)]
+    assert found.rps == pytest.approx(second) and found.upper_rps == pytest.approx(third)  # what met still stands
+    assert not found.converged
 
 
 def test_a_capacity_whose_limit_the_light_rates_nearly_reached_gets_a_note(tmp_path, capsys):

@@ -19,6 +19,7 @@ from catalogue.launch import flags_argv
 from catalogue.loading import load_catalogue
 from catalogue.paste.sparkrun import parse_sparkrun
 from catalogue.sparkrun_export import SPARKRUN_CACHE_ENV, sparkrun_path
+from tests.needs import tool_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = [e for e in load_catalogue([REPO / "recipes"]) if e.recipe.publish]
@@ -71,9 +72,7 @@ def validate(command: str, path: Path, home: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def sparkrun(tmp_path_factory) -> tuple[str, Path]:
-    command = os.environ.get("CATALOGUE_SPARKRUN")
-    if not command:
-        pytest.skip("sparkrun not installed (CATALOGUE_SPARKRUN); nox -s tests installs it")
+    command = tool_or_skip("CATALOGUE_SPARKRUN", "sparkrun")
     return command, tmp_path_factory.mktemp("home")
 
 

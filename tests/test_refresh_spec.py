@@ -13,7 +13,8 @@ from catalogue import texts
 from catalogue.cli import main
 from catalogue.loading import load_entry
 from catalogue.site.pages import render_recipe
-from tests.test_runner import REPO, free_port, needs_vllm, ours_alive
+from tests.needs import needs_vllm
+from tests.test_runner import REPO, free_port, ours_alive
 
 RECIPE = "tiny-cpu-spec"
 

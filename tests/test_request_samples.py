@@ -13,7 +13,9 @@ from catalogue.request_samples import (
     decide_effective,
     exceedances,
     fewest_to_meet,
+    independent_share,
     intervals,
+    itls_ms,
     judged_count,
     request_latencies,
     steady_rates,
@@ -126,5 +128,71 @@ def test_each_percentile_gets_its_order_statistic_interval_or_none():
     assert intervals([float(x) for x in range(10, 0, -1)]) == {"p50": (2.0, 9.0)}
     many = intervals([float(x) for x in range(1, 401)])
     assert set(many) == {"p50", "p90", "p95", "p99"}
-    lo, hi = many["p99"]
-    assert lo < 396 <= hi <= 400
+    # Exact ranks for 400 samples, from P(Bin(400, p) < k) in exact fractions (the interval's ends are the k-th
+    # smallest samples, and samples 1..400 are their own ranks). Lower end: the largest k with P(< k) <= 2.5 %;
+    # upper end: the smallest k with P(< k) >= 97.5 %:
+    #   p50: P(<180) = 0.0201, P(<181) = 0.0255; P(<220) = 0.9745, P(<221) = 0.9799  -> (180, 221)
+    #   p90: P(<348) = 0.0217, P(<349) = 0.0311; P(<371) = 0.9643, P(<372) = 0.9765  -> (348, 372)
+    #   p95: P(<371) = 0.0190, P(<372) = 0.0307; P(<388) = 0.9645, P(<389) = 0.9810  -> (371, 389)
+    #   p99: P(<392) = 0.0208, P(<393) = 0.0502; P(<399) = 0.9095, P(<400) = 0.9820  -> (392, 400)
+    assert many == {"p50": (180.0, 221.0), "p90": (348.0, 372.0), "p95": (371.0, 389.0), "p99": (392.0, 400.0)}
+    # The ranks, not the values: shuffled and scaled samples give the same order statistics
+    shuffled = [x * 0.5 for x in range(1, 401)]
+    random.Random(7).shuffle(shuffled)
+    assert intervals(shuffled)["p99"] == (196.0, 200.0) and intervals(shuffled)["p90"] == (174.0, 186.0)
+
+
+def test_the_steady_rates_leave_out_the_first_and_last_five_percent_of_ranks():
+    """21 requests: ranks 1 and 19 (of 0..20) bound the steady middle, floor(0.05 × 20) and ceil(0.95 × 20). Sent at
+    0, then 10, 11, ..., 28, then 100: 18 sends over 18 s, 1 req/s (the stragglers at 0 and 100 are trimmed). The
+    middle requests take 0.5 s longer each (request i ends at 9 + 1.5 i): 18 completions over 27 s, 2/3 req/s."""
+    starts = [0.0, *[9.0 + i for i in range(1, 20)], 100.0]
+    latencies = [0.0, *[0.5 * i for i in range(1, 20)], 0.0]
+    rates = steady_rates(level(starts, latencies))
+    assert rates is not None and rates.sent == pytest.approx(1.0) and rates.kept_up == pytest.approx(2 / 3)
+    assert steady_rates(level(starts[:9], latencies[:9])) is None  # 9 requests: under the 10 needed
+    assert steady_rates(level([5.0] * 12, [1.0] * 12)) is None  # every send at one instant: no span, no rate
+    assert steady_rates({**level(starts, latencies), "latencies": latencies[:-1]}) is None  # lengths differ
+
+
+def test_request_latencies_in_send_order_with_tpot_as_vllm_defines_it():
+    """TTFT and E2E in ms; TPOT = (E2E − TTFT) ÷ (tokens − 1), 0 for a one-token answer; failed requests left out;
+    ordered by send time; judged_only drops the first ceil(10 % × n) sends."""
+    raw = {
+        "start_times": [3.0, 1.0, 2.0, 0.0],
+        "ttfts": [0.1, 0.2, 0.3, 0.4],
+        "latencies": [1.1, 0.7, 0.3, 2.4],
+        "output_lens": [11, 6, 1, 3],
+        "errors": ["", "", "", "boom"],
+    }
+    samples = request_latencies(raw)
+    assert samples is not None
+    # sent order of the successful ones: index 1 (t=1), 2 (t=2), 0 (t=3)
+    assert samples["ttft"] == pytest.approx([200.0, 300.0, 100.0])
+    assert samples["e2el"] == pytest.approx([700.0, 300.0, 1100.0])
+    assert samples["tpot"] == pytest.approx([100.0, 0.0, 100.0])  # (0.7 - 0.2) ÷ 5; one token; (1.1 - 0.1) ÷ 10
+    judged = request_latencies(raw, judged_only=True)  # ceil(0.1 x 3) = 1 warm-up request dropped
+    assert judged is not None and judged["ttft"] == pytest.approx([300.0, 100.0])
+    assert judged_count(raw) == 2
+    assert exceedances(raw, {"ttft": 150.0, "e2el": 1000.0}) == {"ttft": 1, "e2el": 1}
+    assert exceedances(raw, {}) is None and request_latencies({**raw, "errors": ["x"] * 4}) is None
+
+
+def test_independent_share_and_inter_token_latencies_by_hand():
+    """A series of four low then four high latencies: τ = 1 + 2 (0.625 + 0.25 − 0.125) = 2.5 (lags 1..3 of 8), so
+    each request carries 0.4 of an independent sample where some but not all exceed the limit; 1 where none or all
+    do. The window stops the sum once the lag reaches window × τ: at window 0.5, after lag 2 (τ = 2.75)."""
+    series = [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+    assert autocorrelation_time(series) == pytest.approx(2.5)
+    assert autocorrelation_time(series, window=0.5) == pytest.approx(2.75)
+    assert autocorrelation_time([1.0, -1.0] * 4) == 1.0  # anticorrelated: never below one sample per request
+    assert autocorrelation_time([2.0] * 8) == 1.0 and autocorrelation_time([1.0, 2.0, 3.0]) == 1.0
+    # 9 requests sent in order; the first (ceil(0.9) = 1) is the warm-up; the judged 8 are the series above (ms)
+    e2e = [5.0, *(x + 1.0 for x in series)]  # seconds: 1 s then 2 s
+    raw = level([float(i) for i in range(9)], e2e)
+    share = independent_share(raw, {"e2el": 1500.0, "ttft": 10_000.0})
+    assert share is not None and share["e2el"] == pytest.approx(1 / 2.5) and share["ttft"] == 1.0
+    assert independent_share({k: v for k, v in raw.items() if k != "start_times"}, {"e2el": 1.0}) is None
+    assert independent_share(raw, {}) is None
+    itls = {"itls": [[0.01, 0.02], "bad", [0.5]], "errors": ["", "", "boom"]}
+    assert itls_ms(itls) == pytest.approx([10.0, 20.0]) and itls_ms({"errors": [""]}) is None

@@ -18,6 +18,8 @@ from runner.state import Progress
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-" + "5f1e" * 8
+REAL_REPORT = REPO / "tests" / "data" / "tool-outputs" / "llama-benchy.json"
+"""llama-benchy 0.4.0's own report against the tiny server (its README says how it was made)."""
 
 FAKE = """
 import json, os, sys, urllib.request
@@ -32,16 +34,18 @@ def words(flag):
     while i < len(argv) and not argv[i].startswith("--"):
         out.append(int(argv[i])); i += 1
     return out
-metric = lambda v: {"mean": v, "std": 0.0, "values": [v]}
-benchmarks = [
-    {"concurrency": c, "context_size": d, "prompt_size": words("--pp")[0], "response_size": words("--tg")[0],
-     "is_context_prefill_phase": phase, "pp_throughput": metric(1000.0 + d), "tg_throughput": metric(100.0 * c),
-     "peak_throughput": metric(120.0 * c), "e2e_ttft": metric(20.0)}
-    for d in words("--depth") for c in words("--concurrency") for phase in ([False, True] if d else [False])
-]
-report = {"version": "0.4.0", "timestamp": "2026-11-25 06:00:00Z", "latency_mode": "api", "latency_ms": 1.5,
-          "model": argv[argv.index("--model") + 1], "prefix_caching_enabled": True, "max_concurrency": 2,
-          "benchmarks": benchmarks}
+# The real report of llama-benchy 0.4.0 against the tiny server (tests/data/tool-outputs), entry by entry as it wrote
+# them; each depth asked for past 0 gets the same entries at that depth, after a context-loading phase of its own
+# (is_context_prefill_phase), as llama-benchy lays out a run with --depth.
+report = json.load(open(REAL))
+measured = report["benchmarks"]
+report["benchmarks"] = []
+for d in words("--depth"):
+    for bench in measured:
+        if d:
+            report["benchmarks"].append({**bench, "context_size": d, "is_context_prefill_phase": True})
+        report["benchmarks"].append({**bench, "context_size": d})
+report["model"] = argv[argv.index("--model") + 1]
 open(argv[argv.index("--save-result") + 1], "w").write(json.dumps(report))
 print("done, key", KEY)
 """
@@ -49,7 +53,8 @@ print("done, key", KEY)
 
 def fake_benchy(tmp_path: Path, body: str = FAKE) -> str:
     script = tmp_path / "llama-benchy"
-    script.write_text(f"#!{sys.executable}\nKEY = {KEY!r}\nREAL_HOME = {str(Path.home())!r}\n{body}\n")
+    head = f"KEY = {KEY!r}\nREAL_HOME = {str(Path.home())!r}\nREAL = {str(REAL_REPORT)!r}\n"
+    script.write_text(f"#!{sys.executable}\n{head}{body}\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return str(script)
 
@@ -83,13 +88,18 @@ def test_the_report_becomes_one_run_file_per_depth(tmp_path, monkeypatch, capsys
     assert "done, key [redacted]" in log and KEY not in log  # the log is filtered for the key
     entry = load_entry(r.entry.folder)
     runs = sorted(entry.runs, key=lambda run: run.recorded_at)
+    real = json.loads(REAL_REPORT.read_text())
     assert [run.workload.context_depth for run in runs] == [0, 256]
     for run in runs:
         assert run.workload.profile == "spark-arena-v2" and run.workload.dataset.endswith(
             "answers forced to --tg tokens"
         )
-        assert [(lv.concurrency, lv.generation_tps) for lv in run.levels] == [(1, 100.0), (2, 200.0)]
-        assert run.levels[0].prefill_tps == 1000.0 + run.workload.context_depth
+        # the report's own figures (tg and pp means per concurrency), prompt and answer lengths as it ran them
+        assert [(lv.concurrency, lv.generation_tps, lv.prefill_tps) for lv in run.levels] == [
+            (b["concurrency"], b["tg_throughput"]["mean"], b["pp_throughput"]["mean"]) for b in real["benchmarks"]
+        ]
+        assert (run.workload.input_len, run.workload.output_len, run.workload.tool_version) == (64, 128, "0.4.0")
+        assert [lv.ttft_ms.mean for lv in run.levels] == [b["e2e_ttft"]["mean"] for b in real["benchmarks"]]
         assert any(n.startswith("2 context-loading phase(s) of the report left out") for n in run.notes)
         [command] = run.provenance.bench_commands
         assert command[-2:] == ["--api-key", "sk-********"] and KEY not in json.dumps(run.model_dump(mode="json"))

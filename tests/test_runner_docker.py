@@ -122,7 +122,8 @@ def test_solo_container_with_the_client_inside_the_image(engine, tmp_path, capsy
     snapshot = json.loads((folder / "runs" / prov.flag_snapshot).read_text())  # taken inside the image
     assert snapshot["image"] == "local/vllm-cpu:0.32.0" and snapshot["vllm_version"] == "0.32.0"
     assert len(snapshot["options"]) > 300
-    # The sampler ran in a throwaway container of the image (no GPU here): "no GPU" once, no figure made up.
+    # The sampler ran in a throwaway container of the image, given no GPU (a CPU platform, on any host): "no GPU"
+    # once, no figure made up.
     assert (folder / "runs" / run.stamp / "gpu-samples-local.jsonl").read_text() == '{"gpu": "no GPU"}\n'
     assert all(lv.machine and lv.machine.not_measured == "host local: no GPU" for lv in run.levels)
     # the probe is mounted beside the driver in the image: each level has the machine's calibration around it
@@ -361,10 +362,17 @@ def test_a_committed_run_reproduces_then_a_slower_flag_is_caught_as_a_regression
     both = f"regression check: {slow.stamp} against the median of 2 earlier runs (newest {again.stamp}): "
     alone = f"regression check: {slow.stamp} against {again.stamp}: "
     assert report.startswith(both) or (report.startswith(alone) and f"left out: {committed.stamp}: " in report), report
-    # one stream at a time where four were batched: c4 slows beyond the band (generation, or TTFT from the queue; on
-    # the engine's clock when its first tokens queued behind the API server and reached the client in bursts)
-    assert re.search(r"\n  regressed: c4 (Generation|TTFT mean|TTFT mean, engine's clock|E2E mean): ", report), report
+    # One stream at a time where two or four were batched: some level with more than one stream slows beyond the
+    # band (generation, or TTFT from the queue, on the engine's clock when its first tokens reached the client in
+    # bursts). Which of c2 and c4 is confirmed depends on the machine's speed (a machine 1.5x faster than the one
+    # that recorded the committed run flagged c2, with c4 outside the band but not confirmed); what holds on any
+    # machine: a regression is reported, the changed flag is named, and c1, where one stream runs either way and
+    # the flag changes nothing, is not flagged as regressed.
+    regressed = re.findall(r"\n  regressed: c(\d+) ([^:]+): ", report)
+    assert regressed, report
+    assert re.match(rf"regression check: [^\n]*: {len(regressed)} regressed, ", report), report
+    assert all(int(level) in (2, 4) for level, _ in regressed), report
     assert "flags: +--max-num-seqs 1" in report and "🔴 regressed" in table.read_text()
     page = render_recipe(load_entry(folder)).markdown()
-    assert "regressed: c4 " in page and "flags: +--max-num-seqs 1" in page
+    assert f"regressed: c{regressed[0][0]} " in page and "flags: +--max-num-seqs 1" in page
     assert_nothing_left(folder, "tiny-cpu-docker")

@@ -25,6 +25,7 @@ from runner.passport import (
     passport_from_probe,
     size_mib,
 )
+from tests.gpu_support import gpu_names
 
 DATA = Path(__file__).parent / "data" / "nvidia-smi"
 NOW = dt.datetime(2026, 11, 24, tzinfo=dt.UTC)
@@ -101,13 +102,22 @@ def test_docker_sizes_and_stats_lines():
     assert [(c.name, c.memory_mib) for c in found] == [("hog", 1536.0), ("idle", 0.0)]
 
 
-def test_this_machines_probe_is_real_and_says_no_gpu():
+def test_this_machines_probe_is_real_and_names_its_gpus_or_says_no_gpu():
     out = subprocess.run([sys.executable, str(PROBE), "lo", "eth0", "nosuch0"], capture_output=True, text=True)
     raw = json.loads(out.stdout)
     passport = passport_from_probe(raw, None, NOW)
     available = meminfo_mib(Path("/proc/meminfo").read_text(), "MemAvailable")
     assert passport.mem_available_mib and available and abs(passport.mem_available_mib - available) < 1024
-    assert passport.gpu == NO_GPU and passport.gpus == [] and passport.driver is None  # no nvidia-smi here
+    assert passport.gpu == gpu_names()  # what nvidia-smi itself lists, or "no GPU" where there is none
+    if passport.gpu == NO_GPU:
+        assert passport.gpus == [] and passport.driver is None
+    else:
+        assert passport.gpus and passport.driver
+    # Without nvidia-smi on the PATH (any machine), the probe says "no GPU" and reads none.
+    bare = {"PATH": str(Path(sys.executable).parent)}
+    out = subprocess.run([sys.executable, str(PROBE), "lo"], capture_output=True, text=True, env=bare)
+    none = passport_from_probe(json.loads(out.stdout), None, NOW)
+    assert none.gpu == NO_GPU and none.gpus == [] and none.driver is None
     by_name = {i.name: i for i in passport.interfaces}
     assert by_name["lo"].virtual and by_name["lo"].speed_mbps is None and by_name["lo"].speed_note == SPEED_NOT_REPORTED
     assert by_name["lo"].mtu == int(Path("/sys/class/net/lo/mtu").read_text())

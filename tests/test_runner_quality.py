@@ -14,7 +14,10 @@ from types import SimpleNamespace
 from catalogue import quality as q
 from runner import quality as rq
 
-REPORT = {"final_score": 40, "scores": {"scenario_results": [{"status": "pass"}, {"status": "fail"}]}}
+REPO = Path(__file__).resolve().parents[1]
+REAL_REPORT = REPO / "examples" / "tiny-cpu" / "runs" / "20261125T071129Z" / "tool-eval.json"
+"""tool-eval-bench 3.0.0's own --json-file report of the tiny example's committed run (random weights: 5 scenarios,
+every one failed, final score 0)."""
 
 
 def fake_tool(tmp_path: Path, body: str) -> str:
@@ -25,17 +28,37 @@ def fake_tool(tmp_path: Path, body: str) -> str:
     return str(script)
 
 
-def test_tool_calling_reads_the_report_and_never_puts_the_key_on_the_command_line(tmp_path, monkeypatch):
-    body = (
+def writes(report: Path) -> str:
+    """A stand-in's body: check how it was called, then write `report` where --json-file says."""
+    return (
         "argv = sys.argv[1:]\n"
         "assert 'sk-secret' not in ' '.join(argv) and os.environ['TOOL_EVAL_API_KEY'] == 'sk-secret'\n"
         "assert 'TOOL_EVAL_MODEL' not in os.environ\n"
-        f"open(argv[argv.index('--json-file') + 1], 'w').write(json.dumps({REPORT!r}))\n"
+        f"open(argv[argv.index('--json-file') + 1], 'w').write(open({str(report)!r}).read())\n"
     )
-    monkeypatch.setenv("CATALOGUE_TOOL_EVAL", fake_tool(tmp_path, body))
+
+
+def test_tool_calling_reads_the_report_and_never_puts_the_key_on_the_command_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("CATALOGUE_TOOL_EVAL", fake_tool(tmp_path, writes(REAL_REPORT)))
     monkeypatch.setenv("TOOL_EVAL_MODEL", "an owner's default")
     check = rq.tool_calling("http://127.0.0.1:9", "sk-secret", "tiny", tmp_path, "stamp")
-    assert (check.score, check.passed, check.items, check.raw) == (40.0, 1, 2, "stamp/tool-eval.json"), check.error
+    # the real report: final_score 0, scenarios TC-01, TC-02, TC-10, TC-11, TC-12, each with status "fail"
+    assert (check.score, check.passed, check.items, check.raw) == (0.0, 0, 5, "stamp/tool-eval.json"), check.error
+    assert json.loads((tmp_path / "tool-eval.json").read_text()) == json.loads(REAL_REPORT.read_text())
+
+
+def test_tool_calling_counts_the_scenarios_that_passed(tmp_path, monkeypatch):
+    """The real report with two scenarios marked passed and its score raised to 40, the one edit a model that
+    passes them would make to it: passed counts them, the score is the report's own."""
+    report = json.loads(REAL_REPORT.read_text())
+    for scenario in report["scores"]["scenario_results"][1:3]:
+        scenario.update(status="pass", points=2)
+    report["final_score"] = 40
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(report))
+    monkeypatch.setenv("CATALOGUE_TOOL_EVAL", fake_tool(tmp_path, writes(edited)))
+    check = rq.tool_calling("http://127.0.0.1:9", "sk-secret", "tiny", tmp_path, "stamp")
+    assert (check.score, check.passed, check.items) == (40.0, 2, 5), check.error
 
 
 def test_a_failing_tool_gives_no_score(tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ import pytest
 from catalogue.errors import CatalogueError
 from catalogue.flags import select
 from catalogue.flags.checkers import LiveChecker, SnapshotChecker
-from catalogue.flags.snapshot import installed_vllm_version
+from tests.needs import needs_vllm
 
 
 def test_an_explicit_snapshot_wins(repo, monkeypatch):
@@ -35,7 +35,7 @@ def test_without_vllm_or_snapshots_a_one_line_error(tmp_path, monkeypatch):
         select.upstream_checker(snapshot_dir=tmp_path)
 
 
-@pytest.mark.skipif(installed_vllm_version() is None, reason="vLLM is not installed")
+@needs_vllm
 def test_with_vllm_its_own_parser(monkeypatch):
     monkeypatch.delenv("CATALOGUE_FLAGS_SNAPSHOT", raising=False)
     checker = select.upstream_checker()

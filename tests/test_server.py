@@ -23,16 +23,22 @@ def test_stop_group_ends_the_session_when_its_leader_died_first(tmp_path):
 
 
 def test_a_child_that_left_the_process_group_is_still_found_by_its_session(tmp_path):
-    script = "import os, time; os.setpgid(0, 0); time.sleep(300)"
-    leader = srv.start(["sh", "-c", f"python3 -c '{script}' & exit 0"], {}, tmp_path / "x.log")
-    leader.wait(timeout=10)
-    time.sleep(1)
-    members = srv.session_members(leader.pid)
-    assert members and all(
-        subprocess.run(["ps", "-o", "pgid=", "-p", str(p)], capture_output=True, text=True).stdout.strip()
-        != str(leader.pid)
-        for p in members
+    # The child says so once it has left the group (its pid, written to a file renamed into place): no guessed sleep.
+    ready = tmp_path / "left.pid"
+    script = (
+        "import os, sys, time; os.setpgid(0, 0); "
+        f"open('{ready}.tmp', 'w').write(str(os.getpid())); os.rename('{ready}.tmp', '{ready}'); time.sleep(300)"
     )
+    leader = srv.start(["sh", "-c", f'python3 -c "{script}" & exit 0'], {}, tmp_path / "x.log")
+    leader.wait(timeout=10)
+    deadline = time.monotonic() + 60
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(ready.read_text())
+    pgid = subprocess.run(["ps", "-o", "pgid=", "-p", str(child)], capture_output=True, text=True).stdout.strip()
+    assert pgid == str(child) != str(leader.pid)  # a group of its own, outside the leader's
+    members = srv.session_members(leader.pid)
+    assert child in members
     srv.stop_group(leader, grace_s=2)
     assert srv.session_members(leader.pid) == []
 

@@ -6,10 +6,8 @@ import argparse
 
 import pytest
 
-from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.slo import GOODPUT_KEYS, OpenLoop, Slo
-
-needs_vllm = pytest.mark.skipif(installed_vllm_version() is None, reason="vLLM not installed; run through nox")
+from tests.needs import needs_vllm
 
 
 @needs_vllm

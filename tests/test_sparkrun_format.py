@@ -15,6 +15,7 @@ from catalogue.commands.new_sparkrun import recipe_files
 from catalogue.paste.sparkrun import parse_sparkrun
 from catalogue.paste.sparkrun_bench import block_args
 from catalogue.paste.sparkrun_format import render, unfilled
+from tests.needs import tool_or_skip
 
 DATA = Path(__file__).resolve().parent / "data" / "sparkrun"
 FILES = [*recipe_files(DATA / "recipe-registry"), *recipe_files(DATA / "eugr-v1"), *recipe_files(DATA / "constructed")]
@@ -46,9 +47,7 @@ def test_render_fills_fields_until_stable_and_keeps_json_braces():
 
 @pytest.fixture(scope="module")
 def sparkrun_reads(tmp_path_factory) -> dict:
-    command = os.environ.get("CATALOGUE_SPARKRUN")
-    if not command:
-        pytest.skip("sparkrun not installed (CATALOGUE_SPARKRUN); nox -s tests installs it")
+    command = tool_or_skip("CATALOGUE_SPARKRUN", "sparkrun")
     home = tmp_path_factory.mktemp("home")  # sparkrun keeps its config and caches under ~
     python = Path(command).parent / "python"
     done = subprocess.run(

@@ -1,0 +1,72 @@
+"""catalogue.regression_samples at its edges, level by level: what per-request samples it reads (n from 2 up, a std
+no n non-negative samples can exceed), when two p99 intervals touch, when a mean lies exactly Z standard errors away,
+and which earlier run is too wide to read (SPREAD_OUTLIER × the median)."""
+
+from __future__ import annotations
+
+import math
+
+from catalogue.benchmark import LevelResult, Stats
+from catalogue.metrics import BY_NAME
+from catalogue.regression_samples import within_sampling_noise
+
+P99 = BY_NAME["ttft_p99_ms"]
+MEAN = BY_NAME["ttft_mean_ms"]
+
+
+def with_mean(mean: float, std: float, n: int) -> LevelResult:
+    return LevelResult(concurrency=1, ttft_ms=Stats(mean=mean, std=std, n=n))
+
+
+def with_p99(p99: float, lo: float, hi: float) -> LevelResult:
+    return LevelResult(concurrency=1, ttft_ms=Stats(p99=p99, ci={"p99": (lo, hi)}))
+
+
+def test_a_mean_exactly_z_standard_errors_away_clears_and_a_closer_one_does_not():
+    """std 3 over n 9 on both sides: each standard error 1, the difference's sqrt(2) = 1.414, so Z = 3 of them is
+    4.243 ms. 100 against 104.25 clears it; against 104.2 it is noise."""
+    old = with_mean(100.0, 3.0, 9)
+    assert within_sampling_noise(MEAN, with_mean(100 + 3 * math.sqrt(2) + 1e-9, 3.0, 9), [old]) is None
+    why = within_sampling_noise(MEAN, with_mean(104.2, 3.0, 9), [old])
+    assert why == "104.20 ms (n 9) lies within 3 standard errors (4.24 ms) of an earlier run's 100.00 ms (n 9)"
+
+
+def test_which_samples_are_read():
+    old = with_mean(100.0, 3.0, 9)
+    assert within_sampling_noise(MEAN, with_mean(101.0, 3.0, 2), [old]) is not None  # two requests are a sample
+    assert within_sampling_noise(MEAN, with_mean(101.0, 3.0, 1), [old]) is None  # one is not
+    assert within_sampling_noise(MEAN, with_mean(101.0, 3.0, 10**15), [old]) is None  # no run sends 10**15
+    assert within_sampling_noise(MEAN, with_mean(101.0, 3.0, 10**15 - 1), [old]) is not None
+    # the largest std n non-negative samples with this mean can have is mean x sqrt(n): 101 x 3 for n = 9
+    assert within_sampling_noise(MEAN, with_mean(101.0, 303.0, 9), [old]) is not None
+    assert within_sampling_noise(MEAN, with_mean(101.0, 303.0 + 1e-6, 9), [old]) is None
+    no_std = LevelResult(concurrency=1, ttft_ms=Stats(mean=100.0, n=9))
+    assert within_sampling_noise(MEAN, no_std, [old]) is None and within_sampling_noise(MEAN, old, [no_std]) is None
+    assert within_sampling_noise(MEAN, old, []) is None
+
+
+def test_p99_intervals_that_touch_overlap_and_one_must_hold_its_own_p99():
+    old = with_p99(40.0, 30.0, 45.0)
+    touching = within_sampling_noise(P99, with_p99(50.0, 45.0, 60.0), [old])
+    assert touching == "its 95 % interval [45.0–60.0] overlaps an earlier run's [30.0–45.0]"
+    assert within_sampling_noise(P99, with_p99(50.0, 45.1, 60.0), [old]) is None  # clear of it
+    below = within_sampling_noise(P99, with_p99(30.0, 20.0, 30.0), [old])  # touching from below, p99 at its end
+    assert below == "its 95 % interval [20.0–30.0] overlaps an earlier run's [30.0–45.0]"
+    assert within_sampling_noise(P99, with_p99(61.0, 45.0, 60.0), [old]) is None  # p99 outside its interval
+    assert within_sampling_noise(P99, with_p99(50.0, 45.0, 60.0), [with_p99(46.0, 47.0, 50.0)]) is None
+
+
+def test_an_earlier_run_four_times_wider_than_the_median_is_still_read_but_not_more():
+    """Three earlier runs with standard errors 1, 1 and 4 (std 3 over n 9, twice; std 12 over n 9): 4 = SPREAD_OUTLIER
+    × the median 1, so the wide one is read and its noise vetoes; at 4.01 × it is left out and the change stands."""
+    narrow = [with_mean(100.0, 3.0, 9), with_mean(100.0, 3.0, 9)]
+    new = with_mean(110.0, 3.0, 9)  # 10 ms from both narrow runs: 7.1 standard errors
+    assert within_sampling_noise(MEAN, new, [*narrow, with_mean(105.0, 12.0, 9)]) is not None
+    assert within_sampling_noise(MEAN, new, [*narrow, with_mean(105.0, 12.03, 9)]) is None
+    # with only two earlier runs none is left out: the wide one vetoes
+    assert within_sampling_noise(MEAN, new, [narrow[0], with_mean(105.0, 12.03, 9)]) is not None
+    # the same for p99 intervals: widths 10, 10 and 40 (read), 40.1 (left out)
+    olds = [with_p99(40.0, 35.0, 45.0), with_p99(41.0, 35.0, 45.0)]
+    new_p99 = with_p99(80.0, 75.0, 85.0)
+    assert within_sampling_noise(P99, new_p99, [*olds, with_p99(60.0, 40.0, 80.0)]) is not None
+    assert within_sampling_noise(P99, new_p99, [*olds, with_p99(60.0, 40.0, 80.1)]) is None
