@@ -29,6 +29,10 @@ the owner's cache folder on this machine; on another host, under /var/tmp (its h
 REMOTE_CACHE_ROOT = "/var/tmp/catalogue-compile-cache"
 
 
+OWNER_SETTINGS = ("HF_HOME",)
+"""The owner's own setting a local process keeps (where the Hugging Face cache is; the recipe's env wins)."""
+
+
 @dataclass(frozen=True)
 class NodeRun:
     """One server process or container on one host."""
@@ -50,7 +54,7 @@ class NodeRun:
     own_mounts: list[tuple[str, str]] = field(default_factory=list)
     """(host folder, target) of the mounts the runner adds: the compile cache, the profile's HF cache."""
     by_name: list[str] = field(default_factory=list)
-    """Variables passed by name from the owner's environment."""
+    """Variables passed by name from the owner's environment (`-e NAME` for a container; a local process's own)."""
     own_entrypoint: bool = False
     """The runner cleared the image's entrypoint itself (an image that runs `vllm serve`; the recipe sets none)."""
 
@@ -260,7 +264,17 @@ def make_plan(
                 env.setdefault("VLLM_CACHE_ROOT", f"{cache}/vllm")
                 env.setdefault("TORCHINDUCTOR_CACHE_DIR", f"{cache}/inductor")
             nodes.append(
-                NodeRun(server.role, host, server.serve, env, None, server.base_url, server.exec_serve, server.profile)
+                NodeRun(
+                    server.role,
+                    host,
+                    server.serve,
+                    env,
+                    None,
+                    server.base_url,
+                    server.exec_serve,
+                    server.profile,
+                    by_name=[*OWNER_SETTINGS, *server.env_names],
+                )
             )
     client = client or ("image" if docker else "host")
     if client == "image" and not docker:
