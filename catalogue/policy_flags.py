@@ -28,8 +28,9 @@ def check_flags(
     env_from_host: Iterable[str] = (),
     declared: Mapping[str, str] | None = None,
 ) -> list[PolicyFinding]:
-    """Findings for vLLM flags."""
-    out: list[PolicyFinding] = [*_secret_flag(flags), *_reach(flags, image, declared or {})]
+    """Findings for vLLM flags (the notes and the --api-key check read each name as vLLM's parser does)."""
+    out: list[PolicyFinding] = [*_secret_flag(_as_parsed(flags)), *_reach(flags, image, declared or {})]
+    flags = _as_parsed(flags)
     if flags.get("trust-remote-code") is True:
         field = ("serving", "flags", "trust-remote-code")
         out.append(_note("--trust-remote-code", _text("trust-remote-code"), "allowed; the page says so", field))
@@ -41,6 +42,15 @@ def check_flags(
     if tag:
         why = _text("mutable-tag").format(tag=tag)
         out.append(_note(f"image {image}", why, _text("mutable-tag-how"), ("serving", "image")))
+    return out
+
+
+def _as_parsed(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """The flags under the names vLLM's parser gives them (`api_key`, `trust_remote_code`, an abbreviation)."""
+    out: dict[str, Any] = {}
+    for flag, value in flags.items():
+        found = classes.resolve(flag)
+        out[found.name if found.name and not found.keys else flag] = value
     return out
 
 
