@@ -385,89 +385,11 @@ MOUNT_CONSENT_WHY = "mounts a host folder the owner has not named (hosts file al
 PROPAGATION_WHY = "mounts a host folder with shared propagation (mounts flow back to the host)"
 PROPAGATION_BASIS = "CIS 5.19"
 
-# Environment variables that change what code runs (PSS has no row; CIS 5 in spirit: the image decides the code).
-ENV_NEVER = (
-    "LD_*",
-    "PYTHONPATH",
-    "PYTHONSTARTUP",
-    "PYTHONHOME",
-    "PYTHONUSERBASE",
-    "PYTHONBREAKPOINT",
-    "PYTHONEXECUTABLE",
-    "BASH_ENV",
-    "ENV",
-    "PROMPT_COMMAND",
-    "PERL5LIB",
-    "PERL5OPT",
-    "RUBYLIB",
-    "RUBYOPT",
-    "NODE_OPTIONS",
-    "GCONV_PATH",
-    "PATH",
-)
-ENV_NEVER_WHY = "changes what code runs in the container"
-
-ENV_REDIRECT = (
-    "HF_ENDPOINT",
-    "HF_HUB_ENDPOINT",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "HF_HUB_DISABLE_SSL_VERIFICATION",
-    "PYTHONHTTPSVERIFY",
-)
-"""Variables (any letter case) that change which server receives the Hugging Face token, or whether it is checked."""
-ENV_REDIRECT_WHY = "changes which server the model hub's requests (and the token) go to, or how it is verified"
-ENV_REDIRECT_BASIS = "catalogue token rule"
-
-ENV_FROM_HOST_ALLOWED = ("HF_TOKEN", "VLLM_API_KEY")
-"""Variables a recipe may take from the owner's environment without consent (plus those its platform profile
-names); any other name needs consent: the owner's environment holds more than the model hub's token."""
-ENV_FROM_HOST_WHY = "passes the owner's {name} into the containers"
-
 NO_IMAGE_OPTION = "no container"
 NO_IMAGE_WHY = "runs vLLM on your machine outside a container, with your user's rights and files"
 
-# vLLM flags that load code or read files (names as in vLLM's parser; a test checks them against the snapshots).
-FLAGS_LOAD_CODE = (
-    "tool-parser-plugin",
-    "logits-processors",
-    "worker-extension-cls",
-    "middleware",
-    "scheduler-cls",
-)
-FLAGS_LOAD_CODE_WHY = "loads Python code the recipe names into the server"
-FLAGS_READ_PATH = (
-    "chat-template",
-    "ssl-keyfile",
-    "ssl-certfile",
-    "ssl-ca-certs",
-    "lora-modules",
-    "download-dir",
-    "tokenizer",
-    "config",
-    "mm-encoder-fp8-scale-path",
-)
-FLAGS_READ_PATH_WHY = "reads a file on your machine (the recipe runs without a container)"
-FLAGS_SERVE_FILES = ("allowed-local-media-path",)
-FLAGS_SERVE_FILES_WHY = "lets any API client read files under that path through the server"
-FLAGS_SEND = ("otlp-traces-endpoint",)
-FLAGS_SEND_WHY = "sends request traces to a server of the recipe's choice"
 FLAGS_BASIS = "catalogue code and file rule"
-ENV_BASIS = "CIS 5 (the image decides the code); catalogue code-injection rule"
 
 SECRET_WHY = "a secret written in the recipe ({masked})"
 SECRET_HOW = "never written down: name it in serving.env_from_host ({name}); the runner passes it by name"
 SECRET_BASIS = "catalogue secrets rule (detect-secrets plugins and *_TOKEN, *_KEY, *_SECRET, --api-key)"
-
-NOTE_TRUST_REMOTE_CODE = "runs Python code from the model repository"
-NOTE_OPEN_HOST = "serves anyone on the network: it listens on every interface without --api-key"
-NOTE_OPEN_HOST_HOW = "set serving.env_from_host: [VLLM_API_KEY], or --host 127.0.0.1"
-NOTE_MUTABLE_TAG = "the image is pulled by a mutable tag ({tag}): what runs can change without the recipe changing"
-NOTE_MUTABLE_TAG_HOW = "pin it by digest: image@sha256:..."
-NOTE_BASIS = "catalogue note"
-ALL_INTERFACES = ("0.0.0.0", "::", "[::]", "")

@@ -18,7 +18,7 @@ from runner.helper_containers import prepare_caches, prepare_snapshot
 from runner.hosts import LOCAL
 from runner.inspect_gate import Container, Verdicts, create_all
 from runner.jobs import Job
-from runner.plan import Plan, router_yaml
+from runner.plan import OWNER_SETTINGS, Plan, router_yaml
 from runner.state import Bar, Progress, Running
 from runner.sweep import ClientFailed
 
@@ -56,14 +56,24 @@ def launch(
             raw / "client.log",
             stdin=subprocess.PIPE,
             redact=running.redact,
+            by_name=[] if CLIENT in starts else client_by_name(plan),
         )
     progress.client_vllm_version = wait_client(plan, running.client)
     for node in plan.nodes:
         argv = starts.get(node.role, node.argv)
-        running.nodes[node.role] = srv.start(argv, node.env, raw / node.log_name, redact=running.redact)
+        by_name = [] if node.container else node.by_name  # a container's were fixed at `docker create`
+        running.nodes[node.role] = srv.start(
+            argv, node.env, raw / node.log_name, redact=running.redact, by_name=by_name
+        )
 
 
 SNAPSHOT, CLIENT = "flag snapshot", "benchmark client"
+
+
+def client_by_name(plan: Plan) -> list[str]:
+    """What a benchmark client in this Python takes from the owner: the HF cache's place and the recipe's by-name
+    variables (a gated tokenizer needs the token); nothing else of the owner's shell."""
+    return list(dict.fromkeys([*OWNER_SETTINGS, *(plan.nodes[0].by_name if plan.nodes else [])]))
 
 
 def image_roles(plan: Plan) -> dict[str, str]:

@@ -7,6 +7,7 @@ import subprocess
 from dataclasses import dataclass
 
 from catalogue.docker_options import option_key, option_value, split_options
+from runner.child_env import child_env
 from runner.docker_view import LOG_DRIVER
 from runner.hosts import Host
 
@@ -83,6 +84,7 @@ def labelled(host: Host, label: str, timeout_s: float = CLEANUP_TIMEOUT_S) -> li
             text=True,
             check=False,
             timeout=timeout_s,
+            env=child_env(remote=not host.is_local),
         )
     except subprocess.TimeoutExpired:
         raise HostUnreachable(f"docker ps did not answer within {timeout_s:.0f} s") from None
@@ -98,7 +100,11 @@ def remove_labelled(host: Host, label: str) -> list[str]:
     if ids:
         try:
             out = subprocess.run(
-                [*host.docker_cli(), "rm", "-f", *ids], capture_output=True, text=True, timeout=2 * CLEANUP_TIMEOUT_S
+                [*host.docker_cli(), "rm", "-f", *ids],
+                capture_output=True,
+                text=True,
+                timeout=2 * CLEANUP_TIMEOUT_S,
+                env=child_env(remote=not host.is_local),
             )
         except subprocess.TimeoutExpired:
             raise HostUnreachable(f"docker rm did not answer within {2 * CLEANUP_TIMEOUT_S:.0f} s") from None
@@ -115,5 +121,6 @@ def image_id(host: Host, image: str) -> str | None:
         text=True,
         check=False,
         timeout=60,
+        env=child_env(remote=not host.is_local),
     )
     return out.stdout.strip() or None if out.returncode == 0 else None

@@ -30,6 +30,7 @@ from catalogue.bounded import MAX_YAML_BYTES, read_bounded
 from catalogue.errors import CatalogueError
 from catalogue.topology import Node
 from catalogue.yaml_files import parse_yaml
+from runner.child_env import child_env
 
 HOSTS_NAME = "hosts.yaml"
 
@@ -161,7 +162,11 @@ def docker_contexts() -> frozenset[str]:
     """Names of the docker contexts this user has (`docker context ls`); none when docker is missing."""
     try:
         out = subprocess.run(
-            ["docker", "context", "ls", "--format", "{{.Name}}"], capture_output=True, text=True, timeout=20
+            ["docker", "context", "ls", "--format", "{{.Name}}"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            env=child_env(),
         )
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()

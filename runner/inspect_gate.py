@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from catalogue.docker_options import docker_options
 from catalogue.policy import PolicyContext, PolicyFinding, check_env, check_options, errors, missing_allows
+from runner.child_env import child_env
 from runner.docker_view import LOG_DRIVER, DockerView, beyond, home_form, read_view
 from runner.hosts import Host
 
@@ -69,14 +70,16 @@ def start_argv(container: Container, cid: str) -> list[str]:
     return [*container.host.docker_cli(), "start", "-a", *(["-i"] if container.interactive else []), cid]
 
 
-def _docker(host: Host, args: list[str], env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+def _docker(
+    host: Host, args: list[str], env: Mapping[str, str] | None = None, by_name: list[str] | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [*host.docker_cli(), *args],
         capture_output=True,
         text=True,
         check=False,
         timeout=TIMEOUT_S,
-        env={**os.environ, **(env or {})},
+        env=child_env(env, by_name=by_name or (), remote=not host.is_local),
     )
 
 
@@ -184,7 +187,8 @@ def create_all(containers: list[Container], image_of: Mapping[str, str], verdict
             key = (" ".join(container.host.docker_cli()), image)
             if key not in bases:
                 bases[key] = baseline(container.host, image, container.labels)
-            out = _docker(container.host, create_argv(container)[len(container.host.docker_cli()) :], container.env)
+            args = create_argv(container)[len(container.host.docker_cli()) :]
+            out = _docker(container.host, args, container.env, container.by_name)
             if out.returncode != 0:
                 error = out.stderr.strip().splitlines()[-1:] or [f"exit {out.returncode}"]
                 raise Refused(f"{container.role} container: docker create refused it: {error[0]}")

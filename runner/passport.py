@@ -24,6 +24,7 @@ from catalogue.passport import (
     RdmaPort,
     throttle_names,
 )
+from runner.child_env import child_env
 from runner.containers import RUNNER_OPTIONS
 from runner.hosts import Host
 from runner.plan import Plan
@@ -221,7 +222,9 @@ def read_passport(plan: Plan, host: Host) -> Passport:
     when the platform has one), or in this Python for a local process."""
     argv = ["-c", PROBE.read_text(), *topology_interfaces(plan, host)]
     if plan.image is None:
-        out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=TIMEOUT_S)
+        out = subprocess.run(
+            [sys.executable, *argv], capture_output=True, text=True, timeout=TIMEOUT_S, env=child_env()
+        )
     else:
         gpu = ["--gpus", "all"] if plan.gpu else []
         narrow = [*RUNNER_OPTIONS, "--read-only", "--tmpfs", "/tmp"]

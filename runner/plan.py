@@ -30,6 +30,10 @@ the owner's cache folder on this machine; on another host, under /var/tmp (its h
 REMOTE_CACHE_ROOT = "/var/tmp/catalogue-compile-cache"
 
 
+OWNER_SETTINGS = ("HF_HOME",)
+"""The owner's own setting a local process keeps (where the Hugging Face cache is; the recipe's env wins)."""
+
+
 def now_stamp() -> str:
     """The UTC time as a run stamp."""
     return dt.datetime.now(dt.UTC).strftime(RUN_STAMP_FORMAT)
@@ -140,7 +144,17 @@ def make_plan(
                 env.setdefault("VLLM_CACHE_ROOT", f"{cache}/vllm")
                 env.setdefault("TORCHINDUCTOR_CACHE_DIR", f"{cache}/inductor")
             nodes.append(
-                NodeRun(server.role, host, serve, env, None, server.base_url, server.exec_serve, server.profile)
+                NodeRun(
+                    server.role,
+                    host,
+                    serve,
+                    env,
+                    None,
+                    server.base_url,
+                    server.exec_serve,
+                    server.profile,
+                    by_name=[*OWNER_SETTINGS, *server.env_names],
+                )
             )
     client = client or ("image" if docker else "host")
     if client == "image" and not docker:

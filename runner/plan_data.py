@@ -41,7 +41,7 @@ class NodeRun:
     own_mounts: list[tuple[str, str]] = field(default_factory=list)
     """(host folder, target) of the mounts the runner adds: the compile cache, the profile's HF cache."""
     by_name: list[str] = field(default_factory=list)
-    """Variables passed by name from the owner's environment."""
+    """Variables passed by name from the owner's environment (`-e NAME` for a container; a local process's own)."""
     own_entrypoint: bool = False
     """The runner cleared the image's entrypoint itself (an image that runs `vllm serve`; the recipe sets none)."""
 

@@ -6,21 +6,28 @@ catalogue.policy classifies; this module decides whether this owner's run may st
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
+from catalogue.errors import yaml_line
 from catalogue.loading import RECIPE_FILE, Entry
 from catalogue.policy import (
     PolicyFinding,
     check_env,
+    check_launch,
     check_options,
     check_recipe_file,
     context_for,
     errors,
     missing_allows,
 )
+from catalogue.policy_rules import FLAGS_BASIS
 from runner.inspect_gate import Verdicts, normal_allow
 from runner.plan import Plan
+
+UNFILLED = re.compile(r"<[^<>]+\.[a-z_]+>")
+"""A profile value the hosts file did not fill in (catalogue.platform.fill): the run stops as missing it."""
 
 
 def owner_folders(plan: Plan) -> list[str]:
@@ -33,6 +40,7 @@ def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
     """The policy's verdicts on everything the run would start: the recipe's launch and the profile's part."""
     path = entry.folder / RECIPE_FILE
     found = check_recipe_file(path, entry.recipe.serving, platform=entry.platform, owner_folders=owner_folders(plan))
+    found += on_this_host(entry, plan, {f.option for f in found})
     seen: set[str] = set()
     for node in plan.nodes:
         part = node.profile
@@ -40,7 +48,8 @@ def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
             continue
         source = f"platforms/{part.platform}.yaml"
         context = context_for(entry.platform)
-        for finding in [*check_options(part.options, {}, context), *check_env(part.env)]:
+        filled = {k: v for k, v in part.env.items() if not UNFILLED.search(v)}  # refused as plan.missing instead
+        for finding in [*check_options(part.options, {}, context), *check_env(filled)]:
             if finding.option in seen or finding.cls == "note":
                 continue
             seen.add(finding.option)
@@ -51,6 +60,27 @@ def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
             )
             found.append(replace(finding, source=source, reason=reason))
     return found
+
+
+LOCAL_REASON = "the owner runs vLLM on this machine (--local)"
+
+
+def on_this_host(entry: Entry, plan: Plan, seen: set[str]) -> list[PolicyFinding]:
+    """With `--local`, a recipe written for an image runs vLLM on this machine: its flags that read paths are
+    judged against this host's files, not the image's (a consent among them is declared by --local itself; the
+    owner still allows each by name)."""
+    serving = entry.recipe.serving
+    if plan.image is not None or serving.image is None:
+        return []
+    path = entry.folder / RECIPE_FILE
+    text = path.read_text(encoding="utf-8")
+    out = []
+    for finding in check_launch([], {}, serving.flags, None, serving.consent, source=str(path)):
+        if finding.basis != FLAGS_BASIS or finding.option in seen:
+            continue
+        reason = (finding.reason or LOCAL_REASON) if finding.cls == "consent" else None
+        out.append(replace(finding, reason=reason, lineno=yaml_line(text, finding.field)))
+    return out
 
 
 def refusals(found: list[PolicyFinding], allowed: list[str]) -> list[str]:

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from catalogue.benchmark import HostFacts
 from catalogue.image_refs import digest_of
+from runner.child_env import child_env, for_argv
 from runner.containers import RUNNER_OPTIONS
 from runner.hosts import Host
 from runner.plan import Plan
@@ -59,7 +60,8 @@ def run_preflight(plan: Plan) -> Preflight:
 def docker(host: Host, *args: str, timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[str]:
     """A docker CLI call on `host`; a host that does not answer in time is a failed call, not an exception."""
     try:
-        return subprocess.run([*host.docker_cli(), *args], capture_output=True, text=True, timeout=timeout)
+        argv = [*host.docker_cli(), *args]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=for_argv(argv))
     except subprocess.TimeoutExpired:
         return subprocess.CompletedProcess([], 124, "", f"no answer within {timeout:.0f} s")
     except OSError as exc:
@@ -169,7 +171,8 @@ def host_facts(plan: Plan, host: Host, version: str, image_id: str, seen: dict) 
 
 def local_process_facts(plan: Plan) -> HostFacts:
     """The provenance of a local `vllm serve` process: this machine and this Python's vLLM."""
-    out = subprocess.run([sys.executable, *facts_argv(plan)], capture_output=True, text=True, timeout=60)
+    argv = [sys.executable, *facts_argv(plan)]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=child_env())
     seen = json.loads(out.stdout) if out.returncode == 0 and out.stdout.startswith("{") else {}
     return HostFacts(host="local", kernel=platform.release(), os=platform.platform(terse=True), **_seen(seen))
 
@@ -180,7 +183,8 @@ def image_on(host: Host, image: str, result: Preflight) -> str | None:
     if inspect.returncode != 0:
         print(f"host {host.name}: pulling {image} ...", file=sys.stderr, flush=True)
         try:
-            pulled = subprocess.run([*host.docker_cli(), "pull", image], timeout=PULL_TIMEOUT_S, check=False)
+            pull = [*host.docker_cli(), "pull", image]
+            pulled = subprocess.run(pull, timeout=PULL_TIMEOUT_S, check=False, env=for_argv(pull))
             code = pulled.returncode
         except (subprocess.TimeoutExpired, OSError):
             code = 1

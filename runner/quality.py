@@ -5,7 +5,6 @@ claims no score; it never fails the refresh."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import tempfile
 import time
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from catalogue import quality as q
 from catalogue.recipe import Recipe
+from runner.child_env import child_env
 from runner.tool_command import tool_command
 
 if TYPE_CHECKING:
@@ -93,8 +93,7 @@ def tool_calling(
         return q.failed_check("tool-calling", items, 0.0, "tool-eval-bench is not installed (set CATALOGUE_TOOL_EVAL)")
     raw_dir = raw_dir.resolve()  # the tool runs in a scratch folder: a relative path would land there
     report, log = raw_dir / "tool-eval.json", raw_dir / "tool-eval.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_EVAL_")}  # no owner's .env defaults
-    env["TOOL_EVAL_API_KEY"] = key  # by environment: never on a command line others can read
+    env = child_env({"TOOL_EVAL_API_KEY": key})  # by environment: never on a command line others can read
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="tool-eval-") as scratch, open(log, "wb") as out:
         try:

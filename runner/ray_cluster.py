@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from catalogue.topology import RAY_PORT
 from runner import server as srv
+from runner.child_env import for_argv
 from runner.plan import Plan
 
 if TYPE_CHECKING:
@@ -37,7 +38,10 @@ def wait_for_nodes(plan: Plan, running: Running, timeout_s: float) -> float:
     while True:
         running.check_alive("before the Ray cluster formed")
         try:
-            out = subprocess.run(status_argv(plan), capture_output=True, text=True, check=False, timeout=60).stdout
+            argv = status_argv(plan)
+            out = subprocess.run(
+                argv, capture_output=True, text=True, check=False, timeout=60, env=for_argv(argv)
+            ).stdout
         except subprocess.TimeoutExpired:
             out = ""
         seen = active_nodes(out)

@@ -28,6 +28,7 @@ from catalogue.quality import Quality
 from catalogue.secret_scan import value_is_secret
 from catalogue.slo import Slo
 from catalogue.topology import LITELLM_VERSION
+from runner.child_env import child_env
 from runner.jobs import Job
 from runner.plan import Plan
 
@@ -41,6 +42,7 @@ def gpu_description() -> str | None:
         capture_output=True,
         text=True,
         check=False,
+        env=child_env(),
     )
     lines = sorted({line.strip() for line in out.stdout.splitlines() if line.strip()})
     return "; ".join(f"{line.split(',')[0]} (driver {line.split(',')[-1].strip()})" for line in lines) or None

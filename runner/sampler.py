@@ -25,6 +25,7 @@ from pathlib import Path
 
 from catalogue.sampling import HostSeries, Reading
 from runner import server as srv
+from runner.child_env import for_argv
 from runner.containers import LABEL_RECIPE, RUNNER_OPTIONS
 from runner.hosts import Host
 from runner.passport import csv_rows, gpu_states
@@ -120,8 +121,10 @@ def start(plan: Plan, host: Host) -> Sampler:
     sampler = Sampler(host, plan.raw_dir / raw_name(host), HostSeries(host.name, "not read yet"))
     with open(plan.raw_dir / srv.SESSIONS_FILE, "a", encoding="utf-8") as sessions:
         try:
+            argv = sampler_argv(plan, host)
             sampler.process = subprocess.Popen(
-                sampler_argv(plan, host),
+                argv,
+                env=for_argv(argv),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

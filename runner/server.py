@@ -17,6 +17,8 @@ from pathlib import Path
 
 import psutil
 
+from runner.child_env import for_argv
+
 
 class ServerFailed(Exception):
     """A server (or the router) exited or never became healthy; the message names it and ends with its log tail."""
@@ -35,11 +37,13 @@ def start(
     *,
     stdin: int | None = subprocess.DEVNULL,
     redact: Sequence[str] = (),
+    by_name: Sequence[str] = (),
 ) -> subprocess.Popen:
     """Launch `argv` in a new session, so that stopping it can end everything it started; record the session.
 
     With `redact`, its output reaches the log through a filter that masks those values: a secret the process
-    prints (vLLM logs its non-default arguments at start-up) is never written."""
+    prints (vLLM logs its non-default arguments at start-up) is never written. Its environment is
+    runner.child_env's: `env`, the variables named in `by_name`, and nothing else of the owner's shell."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     secrets = [s.encode() for s in redact if s]
     try:
@@ -49,7 +53,7 @@ def start(
                 stdout=subprocess.PIPE if secrets else log,
                 stderr=subprocess.STDOUT,
                 stdin=stdin,
-                env={**os.environ, **env},
+                env=for_argv(argv, env, by_name),
                 start_new_session=True,
             )
     except OSError as exc:

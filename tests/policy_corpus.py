@@ -186,3 +186,66 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         "consent: --otlp-traces-endpoint: ",
     ),
 }
+
+
+def _texts(folder: Path) -> None:
+    """Both kinds of text a recipe with speculative decoding measures."""
+    path = folder / "recipe.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["sweep"]["texts"] = ["prose", "code"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+CASES.update(
+    {
+        # environment by allow-list (issue 44, item 4): code loaders are never, other classes and unknowns consent
+        "NCCL net plugin": (env("NCCL_NET_PLUGIN", "/host/evil.so"), "never: NCCL_NET_PLUGIN: "),
+        "CUDA injection library": (env("CUDA_INJECTION64_PATH", "/x.so"), "never: CUDA_INJECTION64_PATH: "),
+        "warnings filter imports a module": (env("PYTHONWARNINGS", "ignore::evil.Warn"), "never: PYTHONWARNINGS: "),
+        "vLLM plugins by name": (env("VLLM_PLUGINS", "evil"), "consent: VLLM_PLUGINS: loads code the image holds"),
+        "vLLM development endpoints": (env("VLLM_SERVER_DEV_MODE", "1"), "consent: VLLM_SERVER_DEV_MODE: opens"),
+        "usage stats elsewhere": (
+            options("-e", "VLLM_USAGE_STATS_SERVER=http://10.0.0.1"),
+            "consent: VLLM_USAGE_STATS_SERVER: sends data",
+        ),
+        "a variable the list does not know": (env("SOME_SETTING", "1"), "consent: SOME_SETTING: a variable the"),
+        "a data variable of another type": (env("HF_HUB_OFFLINE", "$(id)"), "consent: HF_HUB_OFFLINE: '$(id)' is not"),
+    }
+)
+
+FLAG_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
+    # vLLM flags by class (issue 44, item 3): names as vLLM's parser reads them, free text classed or consent
+    "plugin spelled with underscores": (flag("tool_parser_plugin", "/x.py"), "consent: --tool-parser-plugin: loads"),
+    "plugin abbreviated": (flag("tool-parser-plug", "/x.py"), "consent: --tool-parser-plugin: loads"),
+    "an abbreviation of several flags": (flag("enable-p", True), "never: --enable-p: an abbreviation"),
+    "reasoning parser plugin": (flag("reasoning-parser-plugin", "/x.py"), "consent: --reasoning-parser-plugin: "),
+    "worker class": (flag("worker-cls", "evil.Worker"), "consent: --worker-cls: loads"),
+    "kv connector module": (
+        flag("kv-transfer-config", '{"kv_role": "kv_both", "kv_connector_module_path": "evil"}'),
+        "consent: --kv-transfer-config kv_connector_module_path: loads",
+    ),
+    "model class override": (flag("model-class-overrides", '{"A": "evil:Model"}'), "consent: --model-class-overrides"),
+    "io processor plugin": (flag("io-processor-plugin", "evil"), "consent: --io-processor-plugin: loads"),
+    "tool server": (flag("tool-server", "10.0.0.1:8001"), "consent: --tool-server: sends data"),
+    "kv events endpoint": (
+        flag("kv-events-config", {"enable_kv_cache_events": True, "endpoint": "tcp://10.0.0.1:5557"}),
+        "consent: --kv-events-config endpoint: sends data",
+    ),
+    "compile backend by dotted key": (
+        flag("compilation-config.backend", "evil.compile"),
+        "consent: --compilation-config backend: loads",
+    ),
+    "custom proposer class": (
+        lambda f: (
+            flag("speculative-config", {"method": "custom_class", "model": "evil.Proposer"})(f),
+            _texts(f),
+        ),
+        "consent: --speculative-config method: loads",
+    ),
+    "an inductor setting with no class": (
+        flag("compilation-config", {"inductor_compile_config": {"cpp.cxx": "/tmp/cc"}}),
+        "consent: --compilation-config inductor_compile_config cpp.cxx: takes free text",
+    ),
+    "a config that is not JSON": (flag("kv-transfer-config", "kv_connector=X"), "consent: --kv-transfer-config: not"),
+    "an unknown flag with free text": (flag("mystery-option", "/opt/x"), "consent: --mystery-option: takes free text"),
+}

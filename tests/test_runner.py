@@ -27,6 +27,7 @@ from runner.plan import make_plan
 from runner.refresh import execute
 from runner.server import session_members
 from runner.state import Progress
+from tests.env_probe import leaks, probing, set_fake_credentials
 from tests.gpu_support import NO_GPU, gpu_names
 from tests.needs import needs_vllm, tool
 
@@ -88,13 +89,21 @@ def slow_levels(folder: Path) -> None:
 
 @needs_vllm
 @pytest.mark.server
-def test_refresh_end_to_end_with_a_real_server(tiny):
+def test_refresh_end_to_end_with_a_real_server(tiny, monkeypatch):
     root, folder = tiny
+    set_fake_credentials(monkeypatch)  # the owner's shell holds twenty credentials; the recipe takes none
+    seen: dict[str, dict[str, str]] = {}
+    probing(monkeypatch, seen, stop=False)
     data = yaml.safe_load((folder / "recipe.yaml").read_text())
     data["sweep"]["min_level_s"] = 1.5  # most machines run the tiny model's levels in less: those run again, longer
     (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     port = free_port()
     assert main(["--root", str(root), "refresh", *TINY, "--port", str(port)]) == 0
+    # the server the runner started holds the recipe's variable (the probe reads); its engine processes retitle
+    # themselves (setproctitle reuses the memory /proc/<pid>/environ shows), so they are read for leaks only
+    server = [env for where, env in seen.items() if "vllm serve" in where]
+    assert server and all(env["VLLM_CPU_KVCACHE_SPACE"] == "1" for env in server), sorted(seen)
+    assert leaks(seen, set()) == []  # not in the server, its engine processes, the client or the flag snapshot
     entry = load_entry(folder)
     run = entry.latest
     assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]

@@ -1,0 +1,101 @@
+"""The run policy's flag classes: every free-text flag of every committed vLLM snapshot has one, names are read
+as vLLM's own parser reads them, and the data file names only real flags and keys."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from catalogue.flag_classes import (
+    FLAG_CLASSES,
+    KEY_CLASSES,
+    canonical,
+    classes_file,
+    flag_class,
+    is_typed,
+    resolve,
+    snapshot_options,
+    unclassed,
+)
+from catalogue.flags.snapshot import installed_vllm_version
+
+REPO = Path(__file__).resolve().parents[1]
+SNAPSHOTS = sorted((REPO / "snapshots").glob("vllm-*.json"))
+
+
+def read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", SNAPSHOTS, ids=[p.stem for p in SNAPSHOTS])
+def test_every_free_text_flag_and_json_key_of_a_committed_snapshot_has_a_class(path):
+    assert unclassed(read(path)) == [], f"classify these in catalogue/policy_flags.yaml ({path.name})"
+
+
+def test_a_new_release_with_an_unclassed_flag_or_key_fails_the_check():
+    snapshot = copy.deepcopy(read(SNAPSHOTS[-1]))
+    new = {**snapshot["options"][0], "spellings": ["--frobnicator-module"], "dest": "frobnicator_module"}
+    snapshot["options"].append({**new, "action": "store", "type": "str", "nargs": None, "choices": None})
+    config = next(o for o in snapshot["options"] if o["spellings"][0] == "--compilation-config")
+    config["json_keys"] = [*config["json_keys"], "post_grad_pass_module"]
+    assert unclassed(snapshot) == ["--compilation-config post_grad_pass_module", "--frobnicator-module"]
+
+
+def test_the_data_file_names_real_flags_and_sorts_each_into_one_class():
+    data = classes_file()
+    options = snapshot_options()
+    seen: dict[str, str] = {}
+    for cls, names in data["flags"].items():
+        assert cls in FLAG_CLASSES
+        for name in names:
+            assert name in options and canonical(options[name][0]) == name, f"--{name} is no vLLM flag's name"
+            assert not all(is_typed(o) for o in options[name]), f"--{name} is typed data in every snapshot"
+            assert name not in seen, f"--{name} is in {seen.get(name)} and {cls}"
+            seen[name] = cls
+    for names in data["image_flags"].values():
+        assert not set(names) & set(options), "an image-only flag that upstream vLLM has"
+    configs = set(data["flags"]["config"])
+    assert set(data["configs"]) <= configs
+    for name, table in data["configs"].items():
+        for cls in set(table) - {"when", "keys"}:
+            assert cls in KEY_CLASSES, (name, cls)
+
+
+def test_typed_flags_are_data_and_free_text_has_its_class():
+    assert flag_class("max-model-len") == "data"  # int in every snapshot
+    assert flag_class("enable-prefix-caching") == "data"  # a switch
+    assert flag_class("kv-cache-dtype") == "data"  # choices until 0.32, free text (listed as data) in 0.33
+    assert flag_class("worker-cls") == "loads-code"
+    assert flag_class("kv-events-config") == "config"
+    assert flag_class("no-such-flag") is None
+
+
+def test_names_resolve_as_the_parser_reads_them():
+    assert resolve("tool_parser_plugin").name == "tool-parser-plugin"
+    assert resolve("tool-parser-plug").name == "tool-parser-plugin"
+    assert resolve("model").name == "model"  # exact before prefix (model-impl, model-loader-extra-config)
+    assert resolve("no-enable-prefix-caching").name == "enable-prefix-caching"
+    dotted = resolve("compilation_config.pass-config.fuse_norm_quant")
+    assert (dotted.name, dotted.keys) == ("compilation-config", ("pass_config", "fuse_norm_quant"))
+    ambiguous = resolve("enable-p")
+    assert ambiguous.name is None and {"enable-prefix-caching", "enable-prompt-embeds"} <= set(ambiguous.ambiguous)
+    assert resolve("mxfp4-layers").name == "mxfp4-layers"  # no committed vLLM has it: an image's own flag
+
+
+@pytest.mark.vllm
+def test_vllms_own_parser_reads_the_spellings_the_same_way():
+    if installed_vllm_version() is None:
+        pytest.skip("vLLM is not installed; run through `nox -s tests`")
+    from catalogue.flags.extract import live_checker
+
+    checker = live_checker()
+    for spelling in ("tool_parser_plugin", "tool-parser-plug", "tool_parser_plug", "worker_cls"):
+        namespace, message = checker.parse(["m", f"--{spelling}", "/x.py"])
+        assert message is None and namespace is not None, (spelling, message)
+        dest = resolve(spelling).name
+        assert dest is not None and getattr(namespace, dest.replace("-", "_")) == "/x.py", spelling
+    _, message = checker.parse(["m", "--enable-p"])
+    assert message is not None and "ambiguous" in message

@@ -1,0 +1,43 @@
+"""The runner's static gate: with --local, flags that read paths are judged against this host, not the image."""
+
+from __future__ import annotations
+
+import yaml
+
+from catalogue.cli import main
+from catalogue.loading import load_entry
+from runner.plan import make_plan
+from runner.policy_gate import LOCAL_REASON, findings
+
+
+def _with_flags(folder, **flags) -> None:
+    path = folder / "recipe.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["serving"]["flags"].update(flags)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_local_judges_a_path_flag_against_this_host(recipe_copy, capsys):
+    root, folder = recipe_copy()
+    _with_flags(folder, **{"chat-template": "/etc/shadow"})
+    entry = load_entry(folder)
+    in_image = [f.line() for f in findings(entry, make_plan(entry)) if "chat-template" in f.option]
+    assert in_image == []  # the image's /etc/shadow: the container reads its own files
+    here = [f for f in findings(entry, make_plan(entry, local=True)) if "chat-template" in f.option]
+    assert [(f.cls, f.option) for f in here] == [("never", "--chat-template /etc/shadow")]
+    assert here[0].lineno is not None and here[0].why == "reads the host's /etc, a system folder"
+    before = sorted(p.name for p in (folder / "runs").iterdir())
+    assert main(["--root", str(root), "refresh", "gptoss-120b", "--local"]) == 1
+    err = capsys.readouterr().err
+    assert f"{folder / 'recipe.yaml'}:{here[0].lineno}: never: --chat-template /etc/shadow: reads the host" in err
+    assert sorted(p.name for p in (folder / "runs").iterdir()) == before
+
+
+def test_local_asks_the_owner_for_each_host_path_a_flag_reads(recipe_copy):
+    _, folder = recipe_copy()
+    _with_flags(folder, **{"download-dir": "/srv/weights"})
+    entry = load_entry(folder)
+    assert not [f for f in findings(entry, make_plan(entry)) if "download-dir" in f.option]
+    here = [f for f in findings(entry, make_plan(entry, local=True)) if "download-dir" in f.option]
+    assert [(f.cls, f.option, f.reason) for f in here] == [("consent", "--download-dir", LOCAL_REASON)]
+    assert not here[0].is_error  # declared by --local; the owner still allows it by name
