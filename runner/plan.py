@@ -18,6 +18,7 @@ from catalogue.platform import ProfilePart
 from catalogue.recipe import ClusterTopology, Recipe
 from catalogue.topology import Layout, RouterLaunch, ServerLaunch, layout, runs_serve_itself
 from runner.containers import CACHE_MOUNT, LABEL_RECIPE, LABEL_RUN, own_options
+from runner.docker_view import OwnMount
 from runner.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.hosts import LOCAL, Host
 from runner.jobs import Job, level_jobs
@@ -47,8 +48,8 @@ class NodeRun:
     """What the platform profile put into the command (the dry run marks it)."""
     labels: dict[str, str] = field(default_factory=dict)
     """The runner's labels on its container, exactly (the inspect gate checks docker kept them)."""
-    own_mounts: list[tuple[str, str]] = field(default_factory=list)
-    """(host folder, target) of the mounts the runner adds: the compile cache, the profile's HF cache."""
+    own_mounts: list[OwnMount] = field(default_factory=list)
+    """The bind mounts the runner adds: the compile cache, the profile's HF cache."""
     by_name: list[str] = field(default_factory=list)
     """Variables passed by name from the owner's environment."""
     own_entrypoint: bool = False
@@ -93,10 +94,10 @@ class Plan:
     image_source: str | None = None
     capacity: bool = False
     """Search the highest rate within the recipe's SLO after the planned levels (the client waits for probes)."""
-    client_mounts: list[tuple[str, str]] = field(default_factory=list)
-    """(host path, target) of what the runner mounts into the client container (raw results, driver)."""
-    snapshot_mounts: list[tuple[str, str]] = field(default_factory=list)
-    """(host path, target) of what the runner mounts into the flag-snapshot container (code copy, output)."""
+    client_mounts: list[OwnMount] = field(default_factory=list)
+    """What the runner mounts into the client container (raw results, driver)."""
+    snapshot_mounts: list[OwnMount] = field(default_factory=list)
+    """What the runner mounts into the flag-snapshot container (code copy, output)."""
     client_cpus: frozenset[int] | None = None
     """`--client-cpus`: the cores the benchmark client of a local run starts on (the rest stay on `--cpus`)."""
 
@@ -322,14 +323,14 @@ def recipe_options(recipe: Recipe) -> list[str]:
     return list(recipe.serving.container.options) if recipe.serving.container else []
 
 
-def own_mounts(server: ServerLaunch, cache: str | None) -> list[tuple[str, str]]:
+def own_mounts(server: ServerLaunch, cache: str | None) -> list[OwnMount]:
     """The mounts the runner adds to a server container: its compile cache, the profile's HF cache hub."""
-    out = [(cache, CACHE_MOUNT)] if cache else []
+    out = [OwnMount(cache, CACHE_MOUNT)] if cache else []
     part = server.profile
     for group in split_options(part.options if part else []):
         if option_name(group) == "volume" and part is not None and group_is_hf_cache(group, part):
-            source, target = option_value(group).split(":")[:2]
-            out.append((os.path.expanduser(source), target))
+            source, target, *mode = option_value(group).split(":")
+            out.append(OwnMount(os.path.expanduser(source), target, ":".join(mode)))
     return out
 
 
