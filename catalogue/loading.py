@@ -66,8 +66,16 @@ def _run_order(run: BenchmarkRun) -> tuple[dt.date, dt.datetime]:
     return (run.measured_on or dt.date.min, run.recorded_at)
 
 
+def refuse_link(path: Path) -> None:
+    """A recipe file, a run file, its runs folder and its recipe folder are read only where none is a symlink."""
+    for part in (path, path.parent, path.parent.parent if path.parent.name == RUNS_DIR else path.parent):
+        if part.is_symlink():
+            raise CatalogueError(part, f"a symlink (to {os.readlink(part)}): a recipe folder holds plain files")
+
+
 def parse_recipe(path: Path) -> Recipe:
     """Parse and validate one recipe.yaml."""
+    refuse_link(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -98,6 +106,7 @@ def _whole(digits: str) -> int:
 
 def parse_run(path: Path) -> BenchmarkRun:
     """Parse and validate one benchmark run JSON; a credential in any of its strings is an error (masked)."""
+    refuse_link(path)
     try:
         text = path.read_text(encoding="utf-8")
         data = json.loads(text, parse_int=_whole)
@@ -148,7 +157,9 @@ def check_entry(entry: Entry) -> None:
 
 def refuse_symlinks(folder: Path) -> None:
     """A recipe folder holds plain files: a symlink (a mount source, a run file) would be judged by its name, not
-    by what it points to on the machine that runs the recipe."""
+    by what it points to on the machine that runs the recipe. Nor is the folder itself one."""
+    if folder.is_symlink():
+        raise CatalogueError(folder, f"a symlink (to {os.readlink(folder)}): a recipe folder holds plain files")
     for parent, dirs, files in os.walk(folder):
         for name in [*dirs, *files]:
             path = Path(parent) / name

@@ -101,7 +101,7 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "sysctl outside the safe set": (options("--sysctl", "kernel.msgmax=65536"), "consent: --sysctl kernel.msgmax"),
     "another runtime": (options("--runtime", "sysbox-runc"), "consent: --runtime sysbox-runc: "),
     "entrypoint": (options("--entrypoint", "/bin/sh"), "consent: --entrypoint: "),
-    "env-file": (options("--env-file", "./server.env"), "consent: --env-file: "),
+    "env-file": (options("--env-file", "./server.env"), "never: --env-file: "),
     "cgroup-parent": (options("--cgroup-parent", "/system.slice"), "consent: --cgroup-parent: "),
     "oom-kill-disable": (options("--oom-kill-disable"), "consent: --oom-kill-disable: "),
     "cidfile": (options("--cidfile", "/tmp/cid"), "consent: --cidfile: "),
@@ -186,3 +186,13 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         "consent: --otlp-traces-endpoint: ",
     ),
 }
+
+
+def _docker_cases() -> dict[str, tuple[Callable[[Path], None], str]]:
+    """The cases of docker's own parse, trusted images and credentials (tests/policy_corpus_docker.py)."""
+    from tests.policy_corpus_docker import DOCKER_CASES
+
+    return DOCKER_CASES
+
+
+CASES.update(_docker_cases())
