@@ -31,6 +31,7 @@ EXAMPLES = int(os.environ.get("CATALOGUE_FUZZ_EXAMPLES", "60"))
 ROOT = Path("/tmp/catalogue-fuzz")
 """The docker CLI's working folder (relative sources resolve here) and the only folder its binds may create."""
 SEVERITY = {"never": 2, "consent": 1}
+TARGETS = st.sampled_from(["/data", "/d1", "/d2", "/d3"])
 
 EXISTING = ["/", "/etc", "/etc/hostname", "/run", "/var/run", "/usr/share", "/tmp", str(ROOT / "data"), "~", "~/.."]
 """Host paths that exist here, so a `-v` bind never makes a folder outside ROOT."""
@@ -71,7 +72,7 @@ def mount_values(draw: st.DrawFn) -> str:
         fields.append(f"{draw(st.sampled_from(['source', 'src', 'SOURCE']))}={source}")
     else:
         fields += ["volume-opt=type=none", "volume-opt=o=bind", f"volume-opt=device={source}"]
-    fields.append(f"{draw(st.sampled_from(['target', 'dst', 'destination']))}=/data")
+    fields.append(f"{draw(st.sampled_from(['target', 'dst', 'destination']))}={draw(TARGETS)}")
     extras = ["readonly", "bind-propagation=rshared", "bind-propagation=RPRIVATE", "target=/other", "src=/etc"]
     fields += draw(st.lists(st.sampled_from(extras), max_size=2))
     fields = draw(st.permutations(fields))
@@ -89,7 +90,7 @@ def option_groups(draw: st.DrawFn) -> list[str]:
         value = draw(mount_values())
         return draw(st.sampled_from([["--mount", value], [f"--mount={value}"], ["--mou", value]]))
     if kind == "volume":
-        value = f"{draw(host_paths())}:/data" + draw(st.sampled_from(["", ":ro", ":rshared", ":RW"]))
+        value = f"{draw(host_paths())}:{draw(TARGETS)}" + draw(st.sampled_from(["", ":ro", ":rshared", ":RW"]))
         return draw(st.sampled_from([["-v", value], [f"-v{value}"], [f"--volume={value}"], ["--VOLUME", value]]))
     if kind == "env":
         name = draw(st.sampled_from(["HF_ENDPOINT=x", "LD_PRELOAD=/x", "PATH=/x", "LANG", "GREETING=\x1b[2J", "A=b"]))
