@@ -119,7 +119,7 @@ DOCKER_REFUSES: dict[str, tuple[str, ...]] = {
     "device": ("error gathering device information",),
     "env-file": ("no such file or directory",),
     "unknown docker option": ("unknown flag: --no-such-option",),
-    "cidfile": ("Container ID file found",),
+    "cidfile": ("container ID file found", "Container ID file found"),
     "log driver": ("gelf",),
     "shell syntax in a mount": ("invalid characters for a local volume name",),
     "mount of ~": ("volume name is too short",),
