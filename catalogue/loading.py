@@ -71,8 +71,16 @@ def _run_order(run: BenchmarkRun) -> tuple[dt.date, dt.datetime]:
     return (run.measured_on or dt.date.min, run.recorded_at)
 
 
+def refuse_link(path: Path) -> None:
+    """A recipe file, a run file, its runs folder and its recipe folder are read only where none is a symlink."""
+    for part in (path, path.parent, path.parent.parent if path.parent.name == RUNS_DIR else path.parent):
+        if part.is_symlink():
+            raise CatalogueError(part, f"a symlink (to {os.readlink(part)}): a recipe folder holds plain files")
+
+
 def parse_recipe(path: Path) -> Recipe:
     """Parse and validate one recipe.yaml."""
+    refuse_link(path)
     text = read_bounded(path, MAX_YAML_BYTES)
     data = parse_yaml(text, path)
     if not isinstance(data, dict):
@@ -88,6 +96,7 @@ def parse_run(path: Path, scan_secrets: bool = True) -> BenchmarkRun:
 
     `scan_secrets=False` only for the page build (catalogue.site.build under MkDocs): the commands that take a
     stranger's files (validate, check-changes, import, new) and the runner scan them; the build reads them again."""
+    refuse_link(path)
     text = read_bounded(path, MAX_RUN_BYTES)
     data = load_json(text, path, whole_digits=MAX_RUN_WHOLE_DIGITS)
     if scan_secrets:
@@ -128,7 +137,9 @@ def check_entry(entry: Entry) -> None:
 
 def refuse_symlinks(folder: Path) -> None:
     """A recipe folder holds plain files: a symlink (a mount source, a run file) would be judged by its name, not
-    by what it points to on the machine that runs the recipe."""
+    by what it points to on the machine that runs the recipe. Nor is the folder itself one."""
+    if folder.is_symlink():
+        raise CatalogueError(folder, f"a symlink (to {os.readlink(folder)}): a recipe folder holds plain files")
     for parent, dirs, files in os.walk(folder):
         for name in [*dirs, *files]:
             path = Path(parent) / name

@@ -67,6 +67,11 @@ class Platform(Strict):
     multi_node: MultiNode | None = Field(None, description="What a multi-node cluster adds per node.")
     sources: list[Source] = Field(default_factory=list, description="Where the values come from.")
     gates: Gates | None = Field(None, description="Thresholds on a host's state that a sweep must meet to start.")
+    trusted_images: list[str] = Field(
+        default_factory=list,
+        description="Image publishers whose images run without consent: a repository (`vllm/vllm-openai`) or a "
+        "namespace ending in `/` (`nvcr.io/nvidia/`); the owner adds more in the hosts file.",
+    )
 
 
 @dataclass(frozen=True)

@@ -15,20 +15,25 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from catalogue import policy_paths as paths
 from catalogue import policy_rules as rules
+from catalogue.docker_csv import CsvError, first_record
 from catalogue.docker_options import docker_options, walk_options
 from catalogue.errors import yaml_line
 from catalogue.policy_env import check_env, check_env_from_host
 from catalogue.policy_finding import Declared, FindingClass, PolicyFinding, consent, never
 from catalogue.policy_flags import check_flags, mutable_tag
+from catalogue.policy_images import check_image
 from catalogue.policy_mounts import (
     SHELL_SYNTAX,
     PolicyContext,
+    device_verdict,
     folds_into_hf_cache,
     host_path,
     mount_verdict,
     parse_mount,
 )
+from catalogue.policy_words import check_words
 from catalogue.secret_scan import scan_text
 
 __all__ = [
@@ -53,6 +58,10 @@ __all__ = [
     "walk_options",
 ]
 SWITCH_OFF = ("false", "0")
+BARE_ENV_WHY = (
+    "docker copies the owner's {name} into the container: the runner passes variables itself (serving.env, or "
+    "serving.env_from_host by name)"
+)
 HOME_WORD = re.compile(r"^(\$HOME|\$\{HOME\})(?=/|$)")
 
 
@@ -73,7 +82,19 @@ def _normal_value(name: str, value: str) -> str:
         return value.upper().removeprefix("CAP_")
     if name == "device":
         return value.split(":", 1)[0]
+    if name == "network" and re.search(r"\w+=\w+", value):
+        return _network_name(value)
     return value
+
+
+def _network_name(value: str) -> str:
+    """The network of docker's long `--network name=...,alias=...` syntax (its CSV's `name` field)."""
+    try:
+        fields = first_record(value)
+    except CsvError:
+        return value
+    names = [v.strip() for k, _, v in (f.partition("=") for f in fields) if k.strip().lower() == "name"]
+    return names[-1] if names else value
 
 
 def check_options(
@@ -94,8 +115,10 @@ def check_options(
             out += _check_mount(name, value or "", declared, field, context)
             continue
         if name == "env":
-            key, _, val = (value or "").partition("=")
-            if key:
+            key, eq, val = (value or "").partition("=")
+            if not eq:
+                out.append(never(f"--env {key}", BARE_ENV_WHY.format(name=key), "catalogue secrets rule", field))
+            elif key:
                 out += check_env({key: val}, field_of=_fixed(field), declared=declared)
             continue
         rule = option_rule(name, value)
@@ -122,12 +145,16 @@ def _check_mount(
 ) -> list[PolicyFinding]:
     mount = parse_mount(name, value)
     out: list[PolicyFinding] = []
+    if mount.unreadable:
+        why = f"docker's CLI cannot read this value ({mount.unreadable}), so the policy cannot say what it mounts"
+        how = "write it as docker reads it: key=value fields, one line, quotes only around whole fields"
+        return [never(f"--{name}", why, paths.MOUNT_BASIS, field, how)]
     if mount.driver:
         why = f"a volume of the {mount.driver} driver: the plugin decides what it mounts"
-        out.append(consent(f"--{name} volume-driver={mount.driver}", why, rules.MOUNT_BASIS, declared, field))
+        out.append(consent(f"--{name} volume-driver={mount.driver}", why, paths.MOUNT_BASIS, declared, field))
     if mount.driver_options:
         why = f"a volume with driver options ({', '.join(mount.driver_options)}): a remote or special filesystem"
-        out.append(consent(f"--{name} volume-opt", why, rules.MOUNT_BASIS, declared, field))
+        out.append(consent(f"--{name} volume-opt", why, paths.MOUNT_BASIS, declared, field))
     source = mount.source
     if source is None:
         return out
@@ -136,19 +163,19 @@ def _check_mount(
         why = "shell syntax in the host path: the runner starts docker without a shell, and the page quotes it"
         how = "write the path out, or start it with ~/ (the reader's home folder)"
         return [*out, never(shown, why, "catalogue policy", field, how)]
-    verdict = mount_verdict(source, context)
+    verdict = device_verdict(source, context) if mount.device else mount_verdict(source, context)
     if verdict is not None and verdict[0] == "never":
         how = "never allowed: mount the folder the model needs, nothing wider"
-        return [*out, never(shown, verdict[1], rules.MOUNT_BASIS, field, how)]
+        return [*out, never(shown, verdict[1], paths.MOUNT_BASIS, field, how)]
     if folds_into_hf_cache(mount, context):
         why = "the platform profile mounts the Hugging Face cache here: the runner mounts the owner's cache instead"
         how = "the owner names the host folder in the hosts file (hf_home) or $HF_HOME"
-        return [*out, PolicyFinding("note", shown, why, how, rules.MOUNT_BASIS, field=field)]
+        return [*out, PolicyFinding("note", shown, why, how, paths.MOUNT_BASIS, field=field)]
     if mount.shared:
-        return [*out, consent(shown, rules.PROPAGATION_WHY, rules.PROPAGATION_BASIS, declared, field)]
+        return [*out, consent(shown, paths.PROPAGATION_WHY, paths.PROPAGATION_BASIS, declared, field)]
     if verdict is None:
         return out
-    return [*out, consent(shown, verdict[1], rules.MOUNT_BASIS, declared, field)]
+    return [*out, consent(shown, verdict[1], paths.MOUNT_BASIS, declared, field)]
 
 
 def declared_map(consent: Iterable[Declared] | Mapping[str, str] | None) -> dict[str, str]:
@@ -170,18 +197,27 @@ def check_launch(
     source: str,
     env_from_host: Iterable[str] = (),
     context: PolicyContext | None = None,
+    image_source: str | None = None,
 ) -> list[PolicyFinding]:
-    """Every finding of the policy for one launch: docker options, env, vLLM flags, image; `source` names the file."""
+    """Every finding of the policy for one launch: docker options, env, vLLM flags, image; `source` names the file.
+    The image is judged against the trust list of a context (none: not judged)."""
     declared = declared_map(consent_given)
     from_host = list(env_from_host)
     found = [
         *_no_image(image, declared),
+        *(_image(image, context, declared, from_host, image_source) if context else []),
         *check_options(options, declared, context),
         *check_env(env, declared=declared),
         *check_env_from_host(from_host, declared, context.profile_env if context else ()),
         *check_flags(flags, options, env, image, from_host, declared),
     ]
     return [replace(f, source=source) for f in found]
+
+
+def _image(
+    image: str | None, context: PolicyContext, declared: Mapping[str, str], from_host: list[str], source: str | None
+) -> list[PolicyFinding]:
+    return check_image(image, context.trusted_images, declared, env_from_host=from_host, image_source=source)
 
 
 def _no_image(image: str | None, declared: Mapping[str, str]) -> list[PolicyFinding]:
@@ -191,18 +227,28 @@ def _no_image(image: str | None, declared: Mapping[str, str]) -> list[PolicyFind
     return [consent(name, rules.NO_IMAGE_WHY, "catalogue policy", declared, ("serving", "image"))]
 
 
-def context_for(platform: Any, owner_folders: Iterable[str] = ()) -> PolicyContext:
-    """The policy's context for a recipe on `platform` (catalogue.platform.Platform or None)."""
+def context_for(platform: Any, owner_folders: Iterable[str] = (), owner_images: Iterable[str] = ()) -> PolicyContext:
+    """The policy's context for a recipe on `platform` (catalogue.platform.Platform or None), with the folders and
+    image publishers the owner names in the hosts file."""
     cache = getattr(platform, "hf_cache", None)
-    return PolicyContext(cache.container if cache else None, tuple(owner_folders))
+    trusted = (*getattr(platform, "trusted_images", ()), *owner_images)
+    return PolicyContext(cache.container if cache else None, tuple(owner_folders), trusted_images=trusted)
 
 
 def check_serving(
-    serving: Any, *, source: str, platform: Any = None, owner_folders: Iterable[str] = ()
+    serving: Any,
+    *,
+    source: str,
+    platform: Any = None,
+    owner_folders: Iterable[str] = (),
+    owner_images: Iterable[str] = (),
 ) -> list[PolicyFinding]:
     """check_launch for a recipe's `serving` block (catalogue.recipe.Serving) on its platform profile, with the
-    folders the owner lets recipes mount (the runner's hosts file; none for `validate`)."""
+    folders and images the owner lets recipes use (the runner's hosts file; none for `validate`)."""
     container = serving.container
+    words = check_words(serving)
+    if words:  # one line per such word: what the rest of the launch means is not what docker would read
+        return [replace(f, source=source) for f in words]
     return check_launch(
         list(container.options) if container else [],
         serving.env,
@@ -211,7 +257,8 @@ def check_serving(
         serving.consent,
         source=source,
         env_from_host=serving.env_from_host,
-        context=context_for(platform, owner_folders),
+        context=context_for(platform, owner_folders, owner_images),
+        image_source=serving.image_source,
     )
 
 
@@ -222,12 +269,19 @@ def unused_consent(findings: list[PolicyFinding], consent: Iterable[Declared]) -
 
 
 def check_recipe_file(
-    path: Path | str, serving: Any, text: str | None = None, platform: Any = None, owner_folders: Iterable[str] = ()
+    path: Path | str,
+    serving: Any,
+    text: str | None = None,
+    platform: Any = None,
+    owner_folders: Iterable[str] = (),
+    owner_images: Iterable[str] = (),
 ) -> list[PolicyFinding]:
     """The policy for a recipe file: its launch and every secret in its text, each with its line."""
     if text is None:
         text = Path(path).read_text(encoding="utf-8")
-    found = check_serving(serving, source=str(path), platform=platform, owner_folders=owner_folders)
+    found = check_serving(
+        serving, source=str(path), platform=platform, owner_folders=owner_folders, owner_images=owner_images
+    )
     for name in unused_consent(found, serving.consent):
         i = next(i for i, c in enumerate(serving.consent) if c.option == name)
         found.append(

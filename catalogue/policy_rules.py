@@ -200,8 +200,8 @@ OPTION_RULES: tuple[OptionRule, ...] = (
     OptionRule(
         "env-file",
         "*",
-        "consent",
-        "reads variables from a file on the host that the catalogue cannot check",
+        "never",
+        "copies variables from a file on the owner's machine into the container: the runner passes variables itself",
         "CIS 5; catalogue secrets rule",
     ),
     OptionRule(
@@ -335,55 +335,7 @@ MOUNT_OPTIONS = ("volume", "mount")
 """Checked by what they mount (the rules below), not by a row of OPTION_RULES."""
 
 
-# Mounts (CIS 5.5, 5.31; PSS baseline: HostPath Volumes).
-NEVER_TREES = (
-    "/etc",
-    "/proc",
-    "/sys",
-    "/boot",
-    "/usr",
-    "/lib",
-    "/lib64",
-    "/bin",
-    "/sbin",
-    "/var/lib/docker",
-    "/var/lib/containerd",
-    "/run/containerd",
-    "/var/run/containerd",
-    "/run/docker",
-    "/var/run/docker",
-    "/run/user",
-    "/var/run/user",
-)
-"""Host folders never mounted, nor anything inside them (CIS 5.5)."""
-NEVER_EXACT = ("/", "/home", "/root", "/dev", "/run", "/var/run", "/var", "/var/lib", "~")
-"""Host folders never mounted whole (their subfolders fall under the other rules)."""
-SOCKET_NAMES = (
-    "docker.sock",
-    "containerd.sock",
-    "podman.sock",
-    "crio.sock",
-    "dockershim.sock",
-    "cri-dockerd.sock",
-    "buildkitd.sock",
-)
-"""Container-engine sockets: a container with one controls the host (CIS 5.31)."""
-CREDENTIAL_PARTS = (".ssh", ".gnupg", ".aws", ".docker", ".kube", ".azure", ".netrc", ".git-credentials", ".pypirc")
-"""Folders and files that hold credentials: never mounted."""
-CREDENTIAL_FILES = ("token", "stored_tokens", ".env", "credentials", "id_rsa", "id_ed25519", ".bash_history")
-"""File names that hold credentials (the Hugging Face cache's `token`, ssh keys, dotenv files): never mounted."""
-
-MOUNT_NEVER_WHY = {
-    "tree": "mounts the host's {path}, a system folder",
-    "exact": "mounts the host's {path} whole",
-    "home": "mounts a whole home folder",
-    "socket": "mounts a container-engine socket: control of the host",
-    "credentials": "mounts a folder of credentials",
-}
-MOUNT_BASIS = "CIS 5.5, 5.31; PSS baseline: HostPath Volumes"
-MOUNT_CONSENT_WHY = "mounts a host folder the owner has not named (hosts file allow_mounts) nor the profile's HF cache"
-PROPAGATION_WHY = "mounts a host folder with shared propagation (mounts flow back to the host)"
-PROPAGATION_BASIS = "CIS 5.19"
+# Mounts: catalogue/policy_paths.py (host paths never mounted, credentials, sockets).
 
 NO_IMAGE_OPTION = "no container"
 NO_IMAGE_WHY = "runs vLLM on your machine outside a container, with your user's rights and files"

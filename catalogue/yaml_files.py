@@ -40,6 +40,8 @@ def parse_yaml(text: str, path: Path | str) -> Any:
         at = _AT_LINE.search(message)
         problem = message.splitlines()[-1]
         raise CatalogueError(path, f"YAML syntax error: {problem}", line=int(at.group(1)) if at else None) from None
+    except TypeError:  # yaml-rs on a complex key (`? [a]`, `? {a: b}`): Python cannot hash it
+        raise CatalogueError(path, "YAML: a key that is a list or a mapping (`? ...`): keys are plain words") from None
 
 
 def _duplicate_line(text: str, key: str) -> int | None:

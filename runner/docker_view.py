@@ -30,6 +30,39 @@ class DockerView:
     log: tuple[str, tuple[tuple[str, str], ...]]
 
 
+@dataclass(frozen=True)
+class OwnMount:
+    """A bind mount the runner adds itself (`-v source:target[:mode]`), as `docker inspect` must list it."""
+
+    source: str
+    target: str
+    mode: str = ""
+    """The mode words after the target (`ro`), exactly as the runner wrote them."""
+
+    def matches(self, entry: dict[str, Any], resolve: bool) -> bool:
+        """Whether one `Mounts[]` entry is exactly this mount: type, source, destination, mode, RW, propagation."""
+        source = entry.get("Source", "")
+        same_source = source == self.source or (resolve and os.path.realpath(source) == os.path.realpath(self.source))
+        return (
+            entry.get("Type") == "bind"
+            and same_source
+            and entry.get("Destination") == self.target
+            and entry.get("Mode", "") == self.mode
+            and entry.get("RW") is ("ro" not in self.mode.split(","))
+            and entry.get("Propagation") == "rprivate"
+        )
+
+
+def without_own(entries: list[dict[str, Any]], own: list[OwnMount], resolve: bool) -> list[dict[str, Any]]:
+    """The `Mounts[]` entries left after taking away, once each, an entry exactly equal to each of the runner's own."""
+    left = list(entries)
+    for mount in own:
+        index = next((i for i, entry in enumerate(left) if mount.matches(entry, resolve)), None)
+        if index is not None:
+            del left[index]
+    return left
+
+
 def _csv(fields: list[str]) -> str:
     out = io.StringIO()
     csv.writer(out, lineterminator="").writerow(fields)
@@ -43,12 +76,14 @@ def home_form(path: str) -> str:
     return path
 
 
-def _mounts(data: dict[str, Any], volumes: dict[str, dict[str, str]], resolve: bool) -> tuple[list[list[str]], list]:
+def _mounts(
+    data: dict[str, Any], volumes: dict[str, dict[str, str]], resolve: bool, own: list[OwnMount]
+) -> tuple[list[list[str]], list]:
     host = data.get("HostConfig") or {}
     bind_targets = {b.split(":")[1] for b in host.get("Binds") or [] if b.count(":") >= 1}
     groups: list[list[str]] = []
     mounts: list[tuple[str, str, str]] = []
-    for mount in data.get("Mounts") or []:
+    for mount in without_own(data.get("Mounts") or [], own, resolve):
         target = mount.get("Destination", "")
         kind = "volume" if target in bind_targets else "mount"
         shared = mount.get("Propagation", "") in ("shared", "rshared")
@@ -117,15 +152,20 @@ def _settings(host: dict[str, Any]) -> list[list[str]]:
 
 
 def read_view(
-    data: dict[str, Any], volumes: dict[str, dict[str, str]] | None = None, *, resolve: bool = True
+    data: dict[str, Any],
+    volumes: dict[str, dict[str, str]] | None = None,
+    *,
+    resolve: bool = True,
+    own: list[OwnMount] | None = None,
 ) -> DockerView:
     """The view of one `docker inspect` document; `volumes` holds `docker volume inspect` Options by name.
 
     With `resolve` (the engine runs on this machine) each bind source is resolved as the kernel will (realpath):
-    a symlink is judged by what it points to."""
+    a symlink is judged by what it points to. The runner's `own` mounts are left out only where an entry equals
+    one of them field by field; nothing is exempted by its text."""
     host = data.get("HostConfig") or {}
     config = data.get("Config") or {}
-    mount_groups, mounts = _mounts(data, volumes or {}, resolve)
+    mount_groups, mounts = _mounts(data, volumes or {}, resolve, own or [])
     env = dict(item.partition("=")[::2] for item in config.get("Env") or [])
     log = host.get("LogConfig") or {}
     log_config = tuple(sorted((log.get("Config") or {}).items()))

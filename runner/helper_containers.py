@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from runner.containers import CACHE_MOUNT, LABEL_RECIPE, RUNNER_OPTIONS
+from runner.docker_view import OwnMount
 from runner.plan_data import Plan
 
 DRIVER = Path(__file__).with_name("driver.py")
@@ -43,10 +44,10 @@ def prepare_snapshot(plan: Plan) -> None:
 def prepare_caches(plan: Plan) -> None:
     """Each server's compile-cache folder on this machine, readable by the owner only (0700)."""
     for node in plan.nodes:
-        for source, target in node.own_mounts:
-            if target == CACHE_MOUNT and node.host.is_local:
-                os.makedirs(source, mode=0o700, exist_ok=True)
-                os.chmod(source, 0o700)
+        for mount in node.own_mounts:
+            if mount.target == CACHE_MOUNT and node.host.is_local:
+                os.makedirs(mount.source, mode=0o700, exist_ok=True)
+                os.chmod(mount.source, 0o700)
 
 
 def finish_snapshot(plan: Plan) -> None:
@@ -64,13 +65,13 @@ def with_helpers(plan: Plan, client_extra: list[str]) -> Plan:
     jobs, events = ("jobs.json", "events.jsonl")
     labels = ["--label", f"{LABEL_RECIPE}={plan.recipe_id}", "--label", plan.label]
     user = [] if os.getuid() == 0 else ["--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp"]
-    client_mounts: list[tuple[str, str]] = []
-    snapshot_mounts: list[tuple[str, str]] = []
+    client_mounts: list[OwnMount] = []
+    snapshot_mounts: list[OwnMount] = []
     if plan.client == "image":
         client_mounts = [
-            (str(raw), RAW_IN_CONTAINER),
-            (str(DRIVER), "/catalogue/driver.py"),
-            (str(PROBE), "/catalogue/passport_probe.py"),
+            OwnMount(str(raw), RAW_IN_CONTAINER),
+            OwnMount(str(DRIVER), "/catalogue/driver.py", "ro"),
+            OwnMount(str(PROBE), "/catalogue/passport_probe.py", "ro"),
         ]
         client = [
             "docker",
@@ -106,7 +107,7 @@ def with_helpers(plan: Plan, client_extra: list[str]) -> Plan:
         client.append("--more")
     if plan.image:
         code = str(snapshot_code_dir(plan))
-        snapshot_mounts = [(code, "/catalogue"), (str(raw / SNAPSHOT_OUT), "/out")]
+        snapshot_mounts = [OwnMount(code, "/catalogue", "ro"), OwnMount(str(raw / SNAPSHOT_OUT), "/out")]
         snapshot = [
             "docker",
             "run",

@@ -63,6 +63,8 @@ class Host:
     """The Hugging Face cache folder on this host, when not the profile's default."""
     allow_mounts: tuple[str, ...] = ()
     """Host folders the owner lets recipes mount without consent (a model store, say)."""
+    trusted_images: tuple[str, ...] = ()
+    """Image repositories or namespaces (ending in `/`) the owner trusts on this host, beyond the profile's."""
 
     @property
     def is_local(self) -> bool:
@@ -115,6 +117,11 @@ class HostEntry(BaseModel):
         default_factory=list,
         description="Host folders (absolute, or ~/...) recipes may mount on this host without the owner's consent.",
     )
+    trusted_images: list[str] = Field(
+        default_factory=list,
+        description="Image repositories (`me/vllm`) or namespaces (`ghcr.io/me/`) that run on this host without the "
+        "owner's consent, beyond the platform profile's; recipes may pass them the owner's variables.",
+    )
 
 
 class HostsFile(BaseModel):
@@ -142,6 +149,7 @@ def load_hosts_file(path: Path) -> dict[str, Host]:
             hca=e.hca,
             hf_home=e.hf_home,
             allow_mounts=tuple(e.allow_mounts),
+            trusted_images=tuple(e.trusted_images),
         )
         for name, e in parsed.hosts.items()
     }

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from catalogue.docker_options import docker_options
 from catalogue.policy import PolicyContext, PolicyFinding, check_env, check_options, errors, missing_allows
 from runner.child_env import child_env
-from runner.docker_view import LOG_DRIVER, DockerView, beyond, home_form, read_view
+from runner.docker_view import LOG_DRIVER, DockerView, OwnMount, beyond, read_view
 from runner.hosts import Host
 
 TIMEOUT_S = 120
@@ -37,8 +37,9 @@ class Container:
     """The docker CLI's environment (values of `-e NAME` words)."""
     labels: dict[str, str]
     """The runner's own labels (catalogue.*), exactly."""
-    own_mounts: list[tuple[str, str]] = field(default_factory=list)
-    """(host source, target) of the mounts the runner adds itself (raw results, driver, caches)."""
+    own_mounts: list[OwnMount] = field(default_factory=list)
+    """The bind mounts the runner adds itself (raw results, driver, caches): left out of docker's view only where
+    an entry of `docker inspect` equals one field by field."""
     by_name: list[str] = field(default_factory=list)
     """Variables passed by name from the owner's environment (judged by the static gate; never shown)."""
     interactive: bool = False
@@ -111,22 +112,17 @@ def baseline(host: Host, image: str, labels: dict[str, str]) -> DockerView:
 
 
 def judge(container: Container, view: DockerView, base: DockerView, verdicts: Verdicts) -> list[PolicyFinding]:
-    """The policy's findings on what docker made, beyond the baseline and the runner's own settings."""
+    """The policy's findings on what docker made, beyond the baseline and the runner's own settings (its mounts
+    were left out of `view` by read_view; its variables only where the value is exactly the one it passes)."""
     extra = beyond(view, base)
-    resolve = container.host.is_local
-    own = {(home_form(os.path.realpath(s) if resolve else s), t) for s, t in container.own_mounts}
-    own_sources = {f"{s}:{t}" for s, t in own}
     options: list[str] = []
     for group in extra.options:
-        if group[0] == "--volume" and group[1] in own_sources:
-            continue
         if group[0] == "--entrypoint" and container.own_entrypoint:
-            continue
-        if group[0] == "--mount" and any(f"source={s}," in group[1] and f"target={t}" in group[1] for s, t in own):
             continue
         options += group
     found = check_options(options, verdicts.declared, verdicts.context)
-    env = {k: v for k, v in extra.env.items() if k not in container.by_name and k not in container.env}
+    passed = {**{name: os.environ.get(name) for name in container.by_name}, **container.env}
+    env = {k: v for k, v in extra.env.items() if k not in passed or passed[k] != v}
     found += check_env(env, declared=verdicts.declared)
     found += _labels_and_log(container, view, base)
     source = f"{container.role} container (docker inspect)"
@@ -194,7 +190,7 @@ def create_all(containers: list[Container], image_of: Mapping[str, str], verdict
                 raise Refused(f"{container.role} container: docker create refused it: {error[0]}")
             cid = out.stdout.strip()
             created.append((container.host, cid))
-            view = read_view(*inspect(container.host, cid), resolve=container.host.is_local)
+            view = read_view(*inspect(container.host, cid), resolve=container.host.is_local, own=container.own_mounts)
             found = judge(container, view, bases[key], verdicts)
             lines += refusal_lines(found, verdicts.allowed)
             starts[container.role] = start_argv(container, cid)

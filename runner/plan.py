@@ -18,6 +18,7 @@ from catalogue.platform import ProfilePart
 from catalogue.recipe import ClusterTopology, Recipe
 from catalogue.topology import Layout, RouterLaunch, ServerLaunch, layout, runs_serve_itself
 from runner.containers import CACHE_MOUNT, LABEL_RECIPE, LABEL_RUN, own_options
+from runner.docker_view import OwnMount
 from runner.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.hosts import LOCAL, Host
 from runner.jobs import level_jobs
@@ -216,14 +217,14 @@ def recipe_options(recipe: Recipe) -> list[str]:
     return list(recipe.serving.container.options) if recipe.serving.container else []
 
 
-def own_mounts(server: ServerLaunch, cache: str | None) -> list[tuple[str, str]]:
+def own_mounts(server: ServerLaunch, cache: str | None) -> list[OwnMount]:
     """The mounts the runner adds to a server container: its compile cache, the profile's HF cache hub."""
-    out = [(cache, CACHE_MOUNT)] if cache else []
+    out = [OwnMount(cache, CACHE_MOUNT)] if cache else []
     part = server.profile
     for group in split_options(part.options if part else []):
         if option_name(group) == "volume" and part is not None and group_is_hf_cache(group, part):
-            source, target = option_value(group).split(":")[:2]
-            out.append((os.path.expanduser(source), target))
+            source, target, *mode = option_value(group).split(":")
+            out.append(OwnMount(os.path.expanduser(source), target, ":".join(mode)))
     return out
 
 

@@ -11,6 +11,7 @@ from catalogue.loading import RUNS_DIR
 from catalogue.platform import ProfilePart
 from catalogue.topology import RouterLaunch
 from runner.containers import LABEL_RUN
+from runner.docker_view import OwnMount
 from runner.hosts import LOCAL, Host
 from runner.jobs import Job
 
@@ -38,8 +39,8 @@ class NodeRun:
     """What the platform profile put into the command (the dry run marks it)."""
     labels: dict[str, str] = field(default_factory=dict)
     """The runner's labels on its container, exactly (the inspect gate checks docker kept them)."""
-    own_mounts: list[tuple[str, str]] = field(default_factory=list)
-    """(host folder, target) of the mounts the runner adds: the compile cache, the profile's HF cache."""
+    own_mounts: list[OwnMount] = field(default_factory=list)
+    """The bind mounts the runner adds: the compile cache, the profile's HF cache."""
     by_name: list[str] = field(default_factory=list)
     """Variables passed by name from the owner's environment (`-e NAME` for a container; a local process's own)."""
     own_entrypoint: bool = False
@@ -84,10 +85,10 @@ class Plan:
     image_source: str | None = None
     capacity: bool = False
     """Search the highest rate within the recipe's SLO after the planned levels (the client waits for probes)."""
-    client_mounts: list[tuple[str, str]] = field(default_factory=list)
-    """(host path, target) of what the runner mounts into the client container (raw results, driver)."""
-    snapshot_mounts: list[tuple[str, str]] = field(default_factory=list)
-    """(host path, target) of what the runner mounts into the flag-snapshot container (code copy, output)."""
+    client_mounts: list[OwnMount] = field(default_factory=list)
+    """What the runner mounts into the client container (raw results, driver)."""
+    snapshot_mounts: list[OwnMount] = field(default_factory=list)
+    """What the runner mounts into the flag-snapshot container (code copy, output)."""
     client_cpus: frozenset[int] | None = None
     """`--client-cpus`: the cores the benchmark client of a local run starts on (the rest stay on `--cpus`)."""
 

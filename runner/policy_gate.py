@@ -36,10 +36,22 @@ def owner_folders(plan: Plan) -> list[str]:
     return sorted({*folders, *(f.replace(os.path.expanduser("~"), "~", 1) for f in folders)})
 
 
+def owner_images(plan: Plan) -> list[str]:
+    """The image publishers the owner trusts on every host of the run (hosts file `trusted_images`)."""
+    lists = [set(host.trusted_images) for host in plan.hosts]
+    return sorted(set.intersection(*lists)) if lists else []
+
+
 def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
     """The policy's verdicts on everything the run would start: the recipe's launch and the profile's part."""
     path = entry.folder / RECIPE_FILE
-    found = check_recipe_file(path, entry.recipe.serving, platform=entry.platform, owner_folders=owner_folders(plan))
+    found = check_recipe_file(
+        path,
+        entry.recipe.serving,
+        platform=entry.platform,
+        owner_folders=owner_folders(plan),
+        owner_images=owner_images(plan),
+    )
     found += on_this_host(entry, plan, {f.option for f in found})
     seen: set[str] = set()
     for node in plan.nodes:
@@ -120,4 +132,4 @@ def verdicts(found: list[PolicyFinding], allowed: list[str], entry: Entry, plan:
     """What the inspect gate holds docker's view to: the consent names the static gate saw declared (recipe and
     profile), the owner's `--allow`s, and the recipe's platform context."""
     declared = {f.option: f.reason for f in found if f.cls == "consent" and f.reason is not None}
-    return Verdicts(declared, list(allowed), context_for(entry.platform, owner_folders(plan)))
+    return Verdicts(declared, list(allowed), context_for(entry.platform, owner_folders(plan), owner_images(plan)))

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from catalogue.benchmark import HostFacts
-from catalogue.image_refs import digest_of
+from catalogue.image_refs import digest_of, repository
 from runner.child_env import child_env, for_argv
 from runner.containers import RUNNER_OPTIONS
 from runner.hosts import Host
@@ -177,9 +177,20 @@ def local_process_facts(plan: Plan) -> HostFacts:
     return HostFacts(host="local", kernel=platform.release(), os=platform.platform(terse=True), **_seen(seen))
 
 
+LOCAL_NAMESPACE = "docker.io/local/"
+"""Images built on the host (`local/...`): trusted by the platform profiles, so never fetched from a registry, where
+anyone could publish under that name."""
+
+
 def image_on(host: Host, image: str, result: Preflight) -> str | None:
     """The image's id on `host`, pulled first when missing (docker's progress shown); None after a problem."""
     inspect = docker(host, "image", "inspect", "--format", "{{.Id}}", image)
+    if inspect.returncode != 0 and repository(image).startswith(LOCAL_NAMESPACE):
+        result.problems.append(
+            f"host {host.name}: image {image} is not there, and an image of {LOCAL_NAMESPACE} is never pulled (the "
+            "trust list trusts it as built on the host); build it there (see the recipe's image_source)"
+        )
+        return None
     if inspect.returncode != 0:
         print(f"host {host.name}: pulling {image} ...", file=sys.stderr, flush=True)
         try:

@@ -10,32 +10,8 @@ from pathlib import Path
 
 import yaml
 
-
-def serving(change: Callable[[dict], None]) -> Callable[[Path], None]:
-    def apply(folder: Path) -> None:
-        path = folder / "recipe.yaml"
-        data = yaml.safe_load(path.read_text())
-        change(data["serving"])
-        path.write_text(yaml.safe_dump(data, sort_keys=False))
-
-    return apply
-
-
-def options(*words: str) -> Callable[[Path], None]:
-    return serving(lambda s: s["container"]["options"].extend(words))
-
-
-def env(name: str, value: str) -> Callable[[Path], None]:
-    return serving(lambda s: s["env"].update({name: value}))
-
-
-def flag(name: str, value) -> Callable[[Path], None]:
-    return serving(lambda s: s["flags"].update({name: value}))
-
-
-def consent(option: str) -> Callable[[Path], None]:
-    return serving(lambda s: s.update({"consent": [{"option": option, "reason": "a reason"}]}))
-
+from tests.corpus_edits import consent, env, flag, options, serving
+from tests.policy_corpus_docker import DOCKER_CASES
 
 CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     # never
@@ -101,7 +77,7 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "sysctl outside the safe set": (options("--sysctl", "kernel.msgmax=65536"), "consent: --sysctl kernel.msgmax"),
     "another runtime": (options("--runtime", "sysbox-runc"), "consent: --runtime sysbox-runc: "),
     "entrypoint": (options("--entrypoint", "/bin/sh"), "consent: --entrypoint: "),
-    "env-file": (options("--env-file", "./server.env"), "consent: --env-file: "),
+    "env-file": (options("--env-file", "./server.env"), "never: --env-file: "),
     "cgroup-parent": (options("--cgroup-parent", "/system.slice"), "consent: --cgroup-parent: "),
     "oom-kill-disable": (options("--oom-kill-disable"), "consent: --oom-kill-disable: "),
     "cidfile": (options("--cidfile", "/tmp/cid"), "consent: --cidfile: "),
@@ -249,3 +225,6 @@ FLAG_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "a config that is not JSON": (flag("kv-transfer-config", "kv_connector=X"), "consent: --kv-transfer-config: not"),
     "an unknown flag with free text": (flag("mystery-option", "/opt/x"), "consent: --mystery-option: takes free text"),
 }
+
+
+CASES.update(DOCKER_CASES)  # docker's own parse, trusted images and credentials (tests/policy_corpus_docker.py)

