@@ -7,33 +7,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
+from catalogue.agents import AgentRun
 from catalogue.engine_timing import EngineTiming
 from catalogue.passport import HostPassport
 from catalogue.quality import Quality
 from catalogue.sampling import LevelMachine
 from catalogue.slo import Slo
 from catalogue.spec_decode import SpecDecodeFigures
+from catalogue.stats import Stats
 from catalogue.strict import Strict
 from catalogue.workload import Workload
 
 RUN_STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
-
-
-class Stats(Strict):
-    """Distribution of one latency, in milliseconds."""
-
-    mean: NonNegativeFloat | None = Field(None, description="Mean.")
-    std: NonNegativeFloat | None = Field(None, description="Standard deviation.")
-    p50: NonNegativeFloat | None = Field(None, description="Median.")
-    p90: NonNegativeFloat | None = Field(None, description="90th percentile.")
-    p95: NonNegativeFloat | None = Field(None, description="95th percentile.")
-    p99: NonNegativeFloat | None = Field(None, description="99th percentile.")
-    n: NonNegativeInt | None = Field(None, description="Samples the figures are of, when per-request data was kept.")
-    ci: dict[Literal["p50", "p90", "p95", "p99"], tuple[NonNegativeFloat, NonNegativeFloat]] | None = Field(
-        None,
-        description="95 % distribution-free interval of each percentile (order statistics of the per-request "
-        "samples); a percentile absent here had too few samples to be bounded; null: no per-request data.",
-    )
 
 
 class Figures(Strict):
@@ -303,6 +288,9 @@ class BenchmarkRun(Strict):
     quality: Quality | None = Field(
         None,
         description="Tool-calling and accuracy checks against the same server after the sweep; null: not measured.",
+    )
+    agents: AgentRun | None = Field(
+        None, description="Agent sessions replayed from a trace (sweep.agents); null: not an agent run."
     )
     complete: bool = Field(True, description="False when the run stopped early.")
     incomplete_reason: str | None = Field(None, description="Why the run stopped early.")
