@@ -10,7 +10,7 @@ import pytest
 from catalogue import agent_levels
 from catalogue.request_samples import intervals
 
-EXPORT = Path(__file__).parent / "data" / "aiperf-agents" / "profile_export.jsonl"
+EXPORT = Path(__file__).parent / "data" / "aiperf-agents" / "s2" / "profile_export.jsonl"
 """AIPerf 0.13.0 replaying a mooncake trace (2 sessions at a time, chat endpoint) against the tiny CPU server."""
 
 BEFORE = """# HELP vllm:prefix_cache_queries Prefix cache queries, in terms of number of queried tokens.
