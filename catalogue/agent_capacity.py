@@ -82,7 +82,9 @@ def capacity(levels: list[AgentLevel], slo: Slo, probes: int, stopped: str | Non
         confidence=CONFIDENCE,
         probes=probes,
         converged=converged,
-        stopped=None if converged else stopped,
+        stopped=None
+        if converged
+        else stopped or ("no level missed: the ceiling, not a miss, ended it" if high is None else None),
     )
 
 

@@ -13,6 +13,10 @@ nothing the mooncake format needs; it would be a second venv for the same replay
 AIPerf loads a local tokenizer folder in its decode workers with the hub forced offline, where 0.13 accepts only a
 repo id of the hub cache: a model folder beside the recipe is therefore linked into a scratch hub cache as
 `catalogue/agent-tokenizer`, and the whole process runs offline.
+
+A simulated server (the simulated-Spark issue) is measured the same way: the step needs only the plan's endpoint to
+serve chat completions and, for the hit rate, vLLM's prefix-cache counters on /metrics; a profile with a known
+capacity in sessions then checks the search end to end (tests/test_agent_capacity.py checks the loop on a stand-in).
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from catalogue.agent_capacity import bracket, capacity, next_sessions, verdicts
 from catalogue.agents import AgentLevel
 from catalogue.request_samples import decide
@@ -65,3 +67,26 @@ def test_nothing_met_halves_down_to_one_session():
     assert next_sessions([level(2, 100), level(4, 100)], SLO, 16) == 1
     found = capacity([level(1, 100), level(2, 100)], SLO, probes=1, stopped=None)
     assert found.sessions is None and found.upper_sessions == 1 and found.converged
+
+
+@pytest.mark.parametrize("knee", [1, 3, 7, 11, 16])
+def test_the_search_finds_a_known_capacity_from_two_planned_levels(knee):
+    """A stand-in server whose turns all meet up to `knee` sessions and a third miss above it: the search (planned
+    levels 2 and 4, then its own probes) ends on exactly that bracket. Where the simulated-server issue's profile
+    exists, its levels feed the same loop (runner.agents.search)."""
+
+    def measured(sessions: int, probe: int | None) -> AgentLevel:
+        return level(sessions, 0 if sessions <= knee else 60, probe=probe)
+
+    levels = [measured(2, None), measured(4, None)]
+    for probe in range(1, 9):
+        nxt = next_sessions(levels, SLO, 16)
+        if nxt is None:
+            break
+        levels.append(measured(nxt, probe))
+    found = capacity(levels, SLO, probes=len(levels) - 2, stopped=None)
+    assert found.sessions == knee
+    if knee < 16:
+        assert found.converged and found.upper_sessions == knee + 1
+    else:  # the ceiling (max_sessions) met: a lower bound, and it says so
+        assert not found.converged and found.upper_sessions is None and "ceiling" in found.stopped
