@@ -164,7 +164,9 @@ def measure(
     turns = agent_levels.read_turns(keep / KEPT[0])
     found = agent_levels.level(sessions, turns, before, after, slo.limits if slo else {}, probe)
     raw = [f"{r.plan.stamp}/{name}/{kept}" for kept in KEPT if (keep / kept).is_file()]
-    recorded = ["aiperf", *argv[1:-6], "--artifact-dir", f"{r.plan.stamp}/{name}", *argv[-4:], "--api-key", mask(r.key)]
+    relative = {str(scratch_out): f"{r.plan.stamp}/{name}", str(trace_file): f"{r.plan.stamp}/{trace_file.name}"}
+    recorded = ["aiperf", *(relative.get(w, w) for w in argv[1:])]
+    recorded += ["--api-key", mask(r.key)]
     return agent_capacity.label(found.model_copy(update={"raw": raw}), slo), recorded
 
 
