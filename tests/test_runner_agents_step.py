@@ -45,7 +45,8 @@ with open(os.path.join(out, "profile_export.jsonl"), "w") as f:
         meta = {"conversation_id": turn["session_id"], "turn_index": index, "request_start_ns": start,
                 "request_end_ns": start + 50_000_000}
         f.write(json.dumps({"metadata": meta, "metrics": metrics}) + "\\n")
-json.dump({"schema_version": "1.4", "aiperf_version": "0.13.0"}, open(os.path.join(out, "profile_export_aiperf.json"), "w"))
+summary = os.path.join(out, "profile_export_aiperf.json")
+json.dump({"schema_version": "1.4", "aiperf_version": "0.13.0"}, open(summary, "w"))
 """
 
 
