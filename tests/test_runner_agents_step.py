@@ -87,6 +87,8 @@ def test_one_run_file_per_reuse_ratio_with_its_trace_and_levels(tmp_path, monkey
         assert run.workload.trace_sha256 == agent_trace.sha256(kept.read_bytes())
         assert kept.read_text() == agent_trace.text(trace)
         assert [lv.sessions for lv in run.agents.levels] == [2, 3]
+        seeds = [c[c.index("--random-seed") + 1] for c in run.provenance.bench_commands]
+        assert len(set(seeds)) == 2 and run.workload.seeds == "per level"  # no level replays another's text
         for level in run.agents.levels:
             assert level.turns == 12 and level.ttft_first_ms.n == 6 and level.ttft_later_ms.n == 6
             assert level.ttft_first_ms.p50 == 20.0 * level.sessions + 30 and level.hit_rate is None
