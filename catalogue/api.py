@@ -20,12 +20,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from catalogue.agents import SessionCapacity
 from catalogue.benchmark import BenchmarkRun
 from catalogue.capacity_conditioning import noise_bound
 from catalogue.flags.drift import DriftCell, accepted_by
 from catalogue.loading import Entry
 from catalogue.metrics import p99_withheld, tokens_per_joule
 from catalogue.recipe import Recipe
+from catalogue.site.agents_view import agents_section
 from catalogue.site.machine_view import quotable
 from catalogue.site.urls import page_url, recipe_path
 from catalogue.site.view import (
@@ -39,6 +41,7 @@ from catalogue.site.view import (
 from catalogue.slo import Slo
 from catalogue.strict import Strict
 from catalogue.topology import node_count
+from catalogue.workload import Workload
 
 API_VERSION: Literal["v1"] = "v1"
 API_DIR = f"api/{API_VERSION}"
@@ -115,6 +118,30 @@ class ApiCapacity(Strict):
     )
 
 
+class ApiAgents(Strict):
+    """The capacity in sessions the index shows: the newest agent run's highest shared-prefix share."""
+
+    run: str = Field(description="Id of the run file it comes from: runs/<id>.json.")
+    capacity: SessionCapacity = Field(description="The capacity in sessions, its bracket and decided interval.")
+    reuse: float = Field(description="Share of each first turn's blocks common to every session.")
+    hit_rate: float | None = Field(description="vLLM's prefix-cache hits ÷ queries over the run's levels.")
+    intended_hit_rate: float | None = Field(description="What an unbounded prefix cache could serve of the trace.")
+    workload: Workload = Field(description="The workload key: the trace's parameters and its sha256.")
+    slo: Slo = Field(description="The objective every level was judged against.")
+
+
+def agents(entry: Entry) -> ApiAgents | None:
+    """The index's agent figure (site.agents_view.agents_section), with its run, trace and objective."""
+    section = agents_section(entry)
+    row = next((r for r in reversed(section.rows) if r.capacity is not None), None) if section else None
+    if row is None or row.capacity is None or row.run.slo is None or row.run.workload is None:
+        return None
+    return ApiAgents(
+        run=row.run.file_stem, capacity=row.capacity, reuse=row.reuse, hit_rate=row.measured,
+        intended_hit_rate=row.intended, workload=row.run.workload, slo=row.run.slo,
+    )  # fmt: skip
+
+
 class IndexRecipe(Strict):
     """One published recipe in the index."""
 
@@ -135,6 +162,7 @@ class IndexRecipe(Strict):
     capacity: ApiCapacity | None = Field(
         None, description="The capacity the index shows; null when no run of the recipe searched capacity."
     )
+    agents: ApiAgents | None = Field(None, description="The capacity in sessions the index shows; null: none.")
     accepted_by: list[str] = Field(description="Committed vLLM releases whose parser accepts its flags.")
     drift: list[DriftVerdict] = Field(description="Every committed vLLM release's verdict, oldest first.")
 
@@ -184,6 +212,7 @@ class RecipeDocument(Strict):
     capacity: ApiCapacity | None = Field(
         None, description="The index's capacity for this recipe; null when no run searched capacity."
     )
+    agents: ApiAgents | None = Field(None, description="The index's capacity in sessions; null: no agent search.")
     drift: list[DriftVerdict] = Field(description="Every committed vLLM release's verdict, oldest first.")
 
 
@@ -273,6 +302,7 @@ def index_recipe(entry: Entry, validation: Validation) -> IndexRecipe:
         document=recipe_document_path(entry.id),
         headline=headline(entry),
         capacity=capacity(entry),
+        agents=agents(entry),
         accepted_by=accepted_by(validation.drift),
         drift=drift,
     )
@@ -291,6 +321,7 @@ def recipe_document(entry: Entry, validation: Validation, generated_at: dt.datet
         latest_run=latest.stamp if latest else None,
         headline=headline(entry),
         capacity=capacity(entry),
+        agents=agents(entry),
         drift=drift_verdicts(validation.drift),
     )
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from catalogue.agents import AgentRun
 from catalogue.engine_timing import EngineTiming
 from catalogue.passport import HostPassport
 from catalogue.plausible import (
@@ -14,7 +15,6 @@ from catalogue.plausible import (
     Calibration,
     Concurrency,
     Count,
-    Ms,
     PositiveRps,
     PromptTokens,
     Repeats,
@@ -27,27 +27,11 @@ from catalogue.quality import Quality
 from catalogue.sampling import LevelMachine
 from catalogue.slo import Slo
 from catalogue.spec_decode import SpecDecodeFigures
+from catalogue.stats import Stats
 from catalogue.strict import Strict
 from catalogue.workload import Workload
 
 RUN_STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
-
-
-class Stats(Strict):
-    """Distribution of one latency, in milliseconds."""
-
-    mean: Ms | None = Field(None, description="Mean.")
-    std: Ms | None = Field(None, description="Standard deviation.")
-    p50: Ms | None = Field(None, description="Median.")
-    p90: Ms | None = Field(None, description="90th percentile.")
-    p95: Ms | None = Field(None, description="95th percentile.")
-    p99: Ms | None = Field(None, description="99th percentile.")
-    n: Count | None = Field(None, description="Samples the figures are of, when per-request data was kept.")
-    ci: dict[Literal["p50", "p90", "p95", "p99"], tuple[Ms, Ms]] | None = Field(
-        None,
-        description="95 % distribution-free interval of each percentile (order statistics of the per-request "
-        "samples); a percentile absent here had too few samples to be bounded; null: no per-request data.",
-    )
 
 
 class Figures(Strict):
@@ -321,6 +305,9 @@ class BenchmarkRun(Strict):
     quality: Quality | None = Field(
         None,
         description="Tool-calling and accuracy checks against the same server after the sweep; null: not measured.",
+    )
+    agents: AgentRun | None = Field(
+        None, description="Agent sessions replayed from a trace (sweep.agents); null: not an agent run."
     )
     complete: bool = Field(True, description="False when the run stopped early.")
     incomplete_reason: str | None = Field(None, description="Why the run stopped early.")

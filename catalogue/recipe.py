@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
+from catalogue.agents import AgentsSetting
 from catalogue.arena import ArenaSetting
 from catalogue.quality import QualitySetting
 from catalogue.slo import OpenLoop, Slo
@@ -240,6 +241,9 @@ class Sweep(Strict):
     arena: ArenaSetting | None = Field(
         None, description="A Spark Arena llama-benchy profile after the quality checks, in the same boot; null: none."
     )
+    agents: AgentsSetting | None = Field(
+        None, description="Agent sessions replayed from a trace with AIPerf, last, in the same boot; null: none."
+    )
 
     @model_validator(mode="after")
     def _ascending(self) -> Sweep:
@@ -249,6 +253,8 @@ class Sweep(Strict):
                 raise ValueError(f"{name} must be ascending without repeats")
         if len(set(self.texts)) != len(self.texts):
             raise ValueError("texts: a kind of text repeats")
+        if self.agents and self.agents.max_sessions and self.slo is None:
+            raise ValueError("agents.max_sessions: the capacity search in sessions needs an slo")
         if self.texts[0] != "random" and (self.long_context or self.open_loop):
             raise ValueError(
                 "texts: long-context and open-loop levels send random prompts of set lengths: put `random` first"

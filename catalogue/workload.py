@@ -49,6 +49,14 @@ class Workload(Strict):
         description="How the profile was scaled down and why, e.g. \"the tiny model's 512-token context: pp 64 (not "
         '2048)"; null: the whole profile (not part of the comparison key: the lengths and repetitions are).',
     )
+    trace: str | None = Field(
+        None,
+        description="The agent trace's parameters in words (catalogue.agent_trace.AgentTrace.describe); null: not "
+        "an agent trace.",
+    )
+    trace_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="sha256 of the agent trace file replayed; null: none or not known."
+    )
 
     simulator: str | None = Field(
         None,
@@ -68,6 +76,8 @@ class Workload(Strict):
         "seeds",
         "profile",
         "simulator",
+        "trace",
+        "trace_sha256",
     )
 
     @property
@@ -106,6 +116,10 @@ class Workload(Strict):
             parts.append(f"{self.repetitions} repetitions per level")
         if self.seeds:
             parts.append(f"a new seed {self.seeds}")
+        if self.trace:
+            parts.append(f"agent trace: {self.trace}")
+        if self.trace_sha256:
+            parts.append(f"trace sha256 {self.trace_sha256[:12]}")
         return " · ".join(parts)
 
     def differences(self, other: Workload) -> list[str]:

@@ -19,6 +19,7 @@ from catalogue.policy import PolicyFinding
 from catalogue.regression_table import markdown
 from runner import capacity_search, cpu_placement, policy_gate, ray_cluster, sampler
 from runner import server as srv
+from runner.agents import step_agents
 from runner.arena import dry_run_lines as arena_dry_run
 from runner.arena import step_arena
 from runner.boot import launch, server_version, start_router, wait_ready
@@ -154,6 +155,7 @@ STEPS = (
     step_capacity,
     step_quality,
     step_arena,
+    step_agents,
 )
 """A refresh, in order; any step may raise ServerFailed, ClientFailed or KeyboardInterrupt."""
 

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from catalogue.atomic import write_text
 from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
 from catalogue.capacity import judge
+from catalogue.commands.import_agents import agent_exports, agent_run
 from catalogue.errors import CatalogueError, from_validation
 from catalogue.file_secrets import check_json, file_secret_errors, mask_text
 from catalogue.imports import aiperf, guidellm, llama_benchy, vllm_bench
@@ -268,6 +269,14 @@ def run_import(
     if folder is None:
         raise CatalogueError(recipe_id, f"no recipe with this id under {', '.join(map(str, roots))}")
     load_entry(folder)
+    agent = agent_exports(paths)
+    if agent is not None:
+        run, kept = agent_run(folder, paths, agent, masked_source(source), now)
+        path = write_run(folder / RUNS_DIR, run, kept)
+        parse_run(path)
+        sessions = ", ".join(str(lv.sessions) for lv in run.agents.levels) if run.agents else ""
+        print(f"wrote {path} (agent sessions {sessions}; {run.workload.describe() if run.workload else ''})")
+        return 0
     parts = read_sources(paths)
     check_kept_files(parts)
     runs_dir = folder / RUNS_DIR

@@ -13,6 +13,7 @@ from catalogue.flags.snapshot import version_key
 from catalogue.loading import Entry
 from catalogue.metrics import tokens_per_joule
 from catalogue.site import capacity_headline, openloop, view
+from catalogue.site.agents_view import agents_index
 from catalogue.site.machine_view import quotable
 from catalogue.site.page import Page
 from catalogue.site.templating import render
@@ -80,6 +81,7 @@ def index_row(entry: Entry, validation: view.Validation | None) -> dict[str, Any
         "capacity_slo": slo.describe() if slo else None,
         "capacity_short": openloop.slo_short(slo) if slo else None,
         "capacity_workload": (searched.describe if searched and run is not None and searched.run is not run else None),
+        **agents_index(entry),
         "text": " ".join([recipe.title, recipe.model, *recipe.serving.flags]).lower(),
         "vllm": " ".join(accepted_by(validation.drift)) if validation else "",
     }
@@ -102,6 +104,7 @@ SORTS = [
     ("memory", "Memory per node"),
     ("verified", "Verified"),
     ("capacity", "Capacity within its latency objective"),
+    ("agents", "Agent sessions within its latency objective"),
 ]
 """The index's 'sort by' choices: (column key, label); numbers sort highest first, memory lowest first."""
 INDEX_LEAD = (

@@ -14,6 +14,7 @@ from catalogue.launch import flag_words
 from catalogue.loading import Entry
 from catalogue.metrics import BY_NAME, METRICS, Metric, p99_withheld
 from catalogue.site import capacity_headline, openloop, view
+from catalogue.site.agents_view import agents_section, capacity_text
 from catalogue.site.arena_view import ArenaSection, arena_section
 from catalogue.site.asks import machine_asks
 from catalogue.site.charts import Series, line_chart, pareto_chart
@@ -215,6 +216,8 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         bursts=level_bursts,
         spec=spec_summary(recipe, entry.runs),
         simulated=entry.simulated,
+        agents=agents_section(entry),
+        capacity_text=capacity_text,
     )
 
 

@@ -1,0 +1,145 @@
+"""The recipe page's "Agents" section: the newest agent refresh (its run files, one per reuse ratio) as a table of
+levels, a chart of sessions against TTFT per turn, the hit rates measured beside intended, the capacity in sessions.
+Only run files of one refresh, and within it one trace apart from its reuse ratio, are shown together: figures of
+another trace are another workload (catalogue.workload: the trace's parameters and sha256 are in the key)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalogue.agents import AgentLevel, AgentRun, SessionCapacity
+from catalogue.benchmark import BenchmarkRun
+from catalogue.loading import Entry
+from catalogue.site.charts import Axis, Mark, Rule, Series, chart
+from catalogue.slo import Slo
+
+
+@dataclass(frozen=True)
+class ReuseRow:
+    """One reuse ratio of the section: its run file's figures."""
+
+    reuse: float
+    intended: float | None
+    measured: float | None
+    capacity: SessionCapacity | None
+    levels: list[AgentLevel]
+    workload: str
+    run: BenchmarkRun
+
+
+@dataclass(frozen=True)
+class AgentsSection:
+    """What the page shows: the refresh's date, its trace, each reuse ratio, the SLO, the chart."""
+
+    date: str
+    trace: str
+    slo: str | None
+    rows: list[ReuseRow]
+    chart: str
+
+
+def agent_runs(entry: Entry) -> list[BenchmarkRun]:
+    """The run files of the newest refresh with agent figures, by reuse ratio."""
+    found = [r for r in entry.runs if r.agents is not None and r.agents.levels]
+    if not found:
+        return []
+    newest = max(r.stamp for r in found)
+    runs = [r for r in found if r.stamp == newest]
+    return sorted(runs, key=lambda r: _reuse(r.agents))
+
+
+def _reuse(agents: AgentRun | None) -> float:
+    return agents.trace.reuse if agents is not None and agents.trace is not None else 0.0
+
+
+def pooled_hit_rate(levels: list[AgentLevel]) -> float | None:
+    """vLLM's hits over its queries, summed over every level that read them."""
+    read = [lv for lv in levels if lv.prefix_queries is not None]
+    queries = sum(lv.prefix_queries or 0 for lv in read)
+    return sum(lv.prefix_hits or 0 for lv in read) / queries if queries else (0.0 if read else None)
+
+
+def capacity_text(cap: SessionCapacity | None) -> str:
+    """'4 sessions (5 missed; decided 4–5)', or why there is none."""
+    if cap is None:
+        return "not searched"
+    if cap.sessions is None:
+        return "below 1 session: even one missed"
+    text = f"{cap.sessions} session{'s' if cap.sessions > 1 else ''}"
+    if cap.upper_sessions is not None:
+        text += f" ({cap.upper_sessions} missed"
+    else:
+        text += " (≥: none missed"
+    lo, hi = cap.decided or (None, None)
+    text += f"; decided at {cap.confidence:.0%}: {lo or '—'} to {hi or '—'})"
+    return text + (f"; stopped: {cap.stopped}" if cap.stopped else "")
+
+
+def ttft_chart(rows: list[ReuseRow], slo: Slo | None) -> str:
+    """Sessions against the p95 TTFT of first and of later turns, a pair of lines per reuse ratio (a count measured
+    twice: its later try), the SLO's TTFT limit and each capacity marked."""
+    series = []
+    for row in rows:
+        last = {lv.sessions: lv for lv in row.levels}  # levels are sorted by (sessions, probe)
+        for part, label in (("ttft_first_ms", "first turns"), ("ttft_later_ms", "later turns")):
+            points = [(float(n), s.p95) for n, lv in sorted(last.items()) if (s := getattr(lv, part)) and s.p95]
+            series.append(Series(f"reuse {row.reuse:.0%}, {label}", points))
+    rules = [Rule(slo.ttft, f"p{slo.percentile} TTFT limit")] if slo and slo.ttft else []
+    marks = [
+        Mark(float(row.capacity.sessions), f"capacity, reuse {row.reuse:.0%}")
+        for row in rows
+        if row.capacity and row.capacity.sessions
+    ]
+    return chart(
+        "Agent sessions: p95 TTFT per turn",
+        Axis("concurrent sessions"),
+        Axis("p95 TTFT (ms)"),
+        series,
+        rules=rules,
+        marks=marks,
+    )
+
+
+def agents_section(entry: Entry) -> AgentsSection | None:
+    """None when the recipe has no agent run."""
+    runs = agent_runs(entry)
+    if not runs:
+        return None
+    rows = []
+    for run in runs:
+        agents = run.agents
+        assert agents is not None
+        rows.append(
+            ReuseRow(
+                reuse=_reuse(agents),
+                intended=agents.intended_hit_rate,
+                measured=pooled_hit_rate(agents.levels),
+                capacity=agents.capacity,
+                levels=sorted(agents.levels, key=lambda lv: (lv.sessions, lv.probe or 0)),
+                workload=run.workload.describe() if run.workload else "not stated",
+                run=run,
+            )
+        )
+    first = runs[0].agents
+    trace = first.trace.model_copy(update={"reuse": 0.0}).describe() if first and first.trace else "an owner's trace"
+    slo = runs[0].slo
+    return AgentsSection(
+        runs[0].recorded_at.date().isoformat(),
+        trace.replace(", 0% shared", ""),
+        slo.describe() if slo else None,
+        rows,
+        ttft_chart(rows, slo),
+    )
+
+
+def agents_index(entry: Entry) -> dict[str, object]:
+    """The index's Agents column: the capacity in sessions at the newest refresh's highest reuse ratio (a number to
+    sort by), its words, and the trace and objective it holds under (in the cell's title: compare like for like)."""
+    section = agents_section(entry)
+    row = next((r for r in reversed(section.rows) if r.capacity is not None), None) if section else None
+    if section is None or row is None or row.capacity is None:
+        return {"agents": None, "agents_text": None, "agents_title": None}
+    cap = row.capacity
+    text = "< 1" if cap.sessions is None else (f"≥ {cap.sessions}" if cap.upper_sessions is None else str(cap.sessions))
+    title = f"{capacity_text(cap)}; {row.reuse:.0%} shared prefix; trace {section.trace}; within {section.slo}"
+    return {"agents": cap.sessions or 0, "agents_text": text, "agents_title": title}

@@ -1,0 +1,80 @@
+"""The Agents section, the index's Agent sessions column and api/v1's `agents`, from run files the runner's step
+wrote (a stand-in AIPerf, tests/test_runner_agents_step.py), with hit-rate counters and a capacity set by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from catalogue import api
+from catalogue.agents import SessionCapacity
+from catalogue.loading import load_entry
+from catalogue.site.agents_view import agents_section, capacity_text, pooled_hit_rate
+from catalogue.site.index_page import index_row
+from catalogue.site.pages import render_recipe
+from runner import agents
+from tests.test_runner_agents_step import fake_aiperf, refresh
+
+
+@pytest.fixture
+def entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("CATALOGUE_AIPERF", fake_aiperf(tmp_path))
+    r = refresh(tmp_path)
+    agents.step_agents(r)  # type: ignore[arg-type]
+    for path, (queries, hits, cap) in zip(
+        sorted((r.plan.folder / "runs").glob("*.json")), ((1000, 400, 3), (1000, 900, 2)), strict=True
+    ):
+        data = json.loads(path.read_text())
+        for level in data["agents"]["levels"]:
+            level.update(prefix_queries=queries, prefix_hits=hits)
+        data["agents"]["capacity"] = {"sessions": cap, "upper_sessions": cap + 1, "decided": [cap, None],
+                                      "confidence": 0.99, "probes": 1, "converged": True}  # fmt: skip
+        path.write_text(json.dumps(data))
+    return load_entry(r.plan.folder)
+
+
+def test_the_section_shows_each_reuse_ratio_measured_beside_intended(entry):
+    section = agents_section(entry)
+    assert [row.reuse for row in section.rows] == [0.0, 0.9]
+    assert [row.measured for row in section.rows] == [0.4, 0.9]
+    body = render_recipe(entry).body
+    part = body[body.index('id="agents"') :]
+    for row in section.rows:
+        assert f"{row.intended * 100:.1f} %" in part and f"{row.measured * 100:.1f} %" in part
+    assert "3 sessions (4 missed; decided at 99%: 3 to —)" in part
+    assert part.count("<tr><td>0 %</td><td>2</td>") == 1  # every level's row
+    assert 'class="rc-chart"' in part and "later turns" in part
+
+
+def test_the_index_sorts_by_the_highest_reuse_ratios_capacity_and_names_its_trace(entry):
+    row = index_row(entry, None)
+    assert (row["agents"], row["agents_text"]) == (2, "2")
+    assert "90% shared prefix" in row["agents_title"] and "6 sessions × 2 turns" in row["agents_title"]
+
+
+def test_api_carries_the_capacity_with_its_workload_key(entry):
+    found = api.agents(entry)
+    assert found is not None and found.capacity.sessions == 2 and found.reuse == 0.9
+    assert found.workload.trace_sha256 and found.hit_rate == pytest.approx(0.9)
+
+
+def test_capacity_words():
+    base = {"confidence": 0.99, "probes": 0, "converged": False}
+    assert capacity_text(None) == "not searched"
+    assert capacity_text(SessionCapacity(sessions=None, upper_sessions=1, **base)).startswith("below 1 session")
+    assert capacity_text(SessionCapacity(sessions=8, stopped="ceiling", **base)).startswith(
+        "8 sessions (≥: none missed"
+    )
+
+
+def test_pooled_hit_rate_sums_tokens_not_shares(entry):
+    levels = entry.runs[0].agents.levels
+    assert pooled_hit_rate(levels) == pytest.approx(sum(lv.prefix_hits for lv in levels) / 2000)
+    assert pooled_hit_rate([lv.model_copy(update={"prefix_queries": None}) for lv in levels]) is None
+
+
+def test_nothing_without_agent_runs(repo: Path):
+    tiny = load_entry(repo / "examples" / "tiny-cpu")
+    assert agents_section(tiny) is None and index_row(tiny, None)["agents"] is None
