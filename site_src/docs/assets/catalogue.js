@@ -138,7 +138,17 @@
     });
   }
 
+  // A table wider than its box scrolls inside it: keyboard users reach it too (a focusable, named region).
+  function makeScrollable(box) {
+    if (box.scrollWidth <= box.clientWidth || box.hasAttribute("tabindex")) { return; }
+    var caption = box.querySelector("caption, th");
+    box.setAttribute("tabindex", "0");
+    box.setAttribute("role", "region");
+    box.setAttribute("aria-label", "Scrollable table" + (caption ? ": " + caption.textContent.trim() : ""));
+  }
+
   function init() {
+    document.querySelectorAll("div.rc-scroll").forEach(makeScrollable);
     document.querySelectorAll("div.rc-chart").forEach(addChartTips);
     document.querySelectorAll("table.rc-sortable").forEach(makeSortable);
     var index = document.getElementById("rc-index"), filters = document.getElementById("rc-filters");
