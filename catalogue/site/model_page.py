@@ -66,6 +66,12 @@ def _max_len(entry: Entry) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _on(recipe: ModelRecipe) -> str:
+    """' on 2 Sparks' for a set-up of several machines, else ''."""
+    nodes = recipe.row.get("nodes", 1)
+    return f" on {nodes} Sparks" if nodes > 1 else ""
+
+
 def advice(recipes: list[ModelRecipe]) -> list[Advice]:
     """For one user (the highest c=1), for many users (the highest best generation per Spark) and for the longest
     context (the largest --max-model-len): each compared only among recipes that measured the same workload."""
@@ -77,8 +83,8 @@ def advice(recipes: list[ModelRecipe]) -> list[Advice]:
             Advice(
                 "one user at a time",
                 top,
-                f"{fmt_num(top.row['single'])} tok/s at c=1, the highest of {len(single)} recipes measured under "
-                f"{top.row['workload']}",
+                f"{fmt_num(top.row['single'])} tok/s at c=1{_on(top)}, the highest of {len(single)} recipes "
+                f"measured under {top.row['workload']}",
             )
         )
     batch = _one_workload(recipes, "per_node")
@@ -88,8 +94,8 @@ def advice(recipes: list[ModelRecipe]) -> list[Advice]:
             Advice(
                 "many users at once",
                 top,
-                f"{fmt_num(top.row['per_node'])} tok/s per Spark at c={top.row['best_c']}, the highest of {len(batch)} "
-                f"recipes measured under {top.row['workload']}",
+                f"{fmt_num(top.row['per_node'])} tok/s per Spark at c={top.row['best_c']}{_on(top)}, the highest "
+                f"of {len(batch)} recipes measured under {top.row['workload']}",
             )
         )
     lengths = [(n, r) for r in recipes if (n := _max_len(r.entry)) is not None]
