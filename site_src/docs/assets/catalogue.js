@@ -152,7 +152,7 @@
     document.querySelectorAll("div.rc-chart").forEach(addChartTips);
     document.querySelectorAll("table.rc-sortable").forEach(makeSortable);
     var index = document.getElementById("rc-index"), filters = document.getElementById("rc-filters");
-    if (index && filters) { makeFilterable(filters.parentElement, filters, document.getElementById("rc-count")); }
+    if (index && filters) { makeFilterable(filters.closest(".rc-page") || document, filters, document.getElementById("rc-count")); }
     var box = document.getElementById("rc-filterbox");  // folded on a phone: the list comes first
     if (box && window.matchMedia("(max-width: 47.9375em)").matches) { box.open = false; }
     var choice = document.getElementById("rc-sort");
