@@ -148,6 +148,8 @@
   }
 
   function init() {
+    // Material's search panel is a dialog without a name (axe aria-dialog-name): name it.
+    document.querySelectorAll('.md-search[role="dialog"]:not([aria-label])').forEach(function (d) { d.setAttribute("aria-label", "Search"); });
     document.querySelectorAll("div.rc-scroll").forEach(makeScrollable);
     document.querySelectorAll("div.rc-chart").forEach(addChartTips);
     document.querySelectorAll("table.rc-sortable").forEach(makeSortable);
