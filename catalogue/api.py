@@ -29,12 +29,13 @@ from catalogue.metrics import p99_withheld, tokens_per_joule
 from catalogue.recipe import Recipe
 from catalogue.site.agents_view import agents_section
 from catalogue.site.machine_view import quotable
-from catalogue.site.urls import page_url, recipe_path
+from catalogue.site.urls import model_path, page_url, recipe_path
 from catalogue.site.view import (
     Validation,
     best_generation,
     capacity_run,
     headline_run,
+    model_family,
     topology_label,
     withheld_peaks,
 )
@@ -167,12 +168,32 @@ class IndexRecipe(Strict):
     drift: list[DriftVerdict] = Field(description="Every committed vLLM release's verdict, oldest first.")
 
 
+class ApiModelHardware(Strict):
+    """One hardware set-up of a model's page: its recipes."""
+
+    name: str = Field(description="Hardware name as the recipes give it.")
+    nodes: int = Field(ge=1, description="Machines the set-up uses.")
+    recipes: list[str] = Field(description="Recipe ids, those with headline figures first, then in id order.")
+
+
+class ApiModel(Strict):
+    """One model's page: its recipes grouped by hardware and machine count, as the site's model page groups them."""
+
+    model: str = Field(description="Model as served, e.g. 'openai/gpt-oss-120b'.")
+    family: str = Field(description="The model's family, from its name: the words before its size (e.g. 'gpt-oss').")
+    page: str = Field(description="The model's HTML page, relative to the site root.")
+    hardware: list[ApiModelHardware] = Field(description="Its recipes by hardware name and machine count.")
+
+
 class ApiIndex(Strict):
-    """api/v1/index.json: every published recipe."""
+    """api/v1/index.json: every published recipe, and every model with its recipes grouped."""
 
     version: Literal["v1"] = Field(description="API version; a change that breaks readers gets a new one.")
     generated_at: dt.datetime = Field(description="When the site was built (UTC; SOURCE_DATE_EPOCH when set).")
     recipes: list[IndexRecipe] = Field(description="Every published recipe, sorted by id.")
+    models: list[ApiModel] = Field(
+        default_factory=list, description="Every model of a published recipe, in family and model order."
+    )
 
 
 class ApiRun(BenchmarkRun):
@@ -326,6 +347,29 @@ def recipe_document(entry: Entry, validation: Validation, generated_at: dt.datet
     )
 
 
+def api_models(recipes: Sequence[IndexRecipe]) -> list[ApiModel]:
+    """The model pages' grouping: by model (family, then name), then by hardware name and machine count."""
+    groups: dict[str, dict[tuple[str, int], list[IndexRecipe]]] = {}
+    for r in sorted(recipes, key=lambda r: (model_family(r.model).lower(), r.model.lower(), r.id)):
+        groups.setdefault(r.model, {}).setdefault((r.hardware.name, r.hardware.nodes), []).append(r)
+    return [
+        ApiModel(
+            model=model,
+            family=model_family(model),
+            page=page_url(model_path(model)),
+            hardware=[
+                ApiModelHardware(
+                    name=name,
+                    nodes=nodes,
+                    recipes=[r.id for r in sorted(rs, key=lambda r: r.headline is None and r.capacity is None)],
+                )
+                for (name, nodes), rs in sorted(hardware.items())
+            ],
+        )
+        for model, hardware in groups.items()
+    ]
+
+
 def schema_text(model: type[BaseModel]) -> str:
     """A model's JSON Schema (the form it is written in), naming its dialect."""
     schema = {"$schema": JSON_SCHEMA_DIALECT, **model.model_json_schema(mode="serialization")}
@@ -368,7 +412,8 @@ def api_documents(
             known = (entry, validation, index_recipe(entry, validation), text)
         parts[entry.id] = known
     kept.recipes = parts
-    index = ApiIndex(version=API_VERSION, generated_at=when, recipes=[part[2] for part in parts.values()])
+    listed = [part[2] for part in parts.values()]
+    index = ApiIndex(version=API_VERSION, generated_at=when, recipes=listed, models=api_models(listed))
     files = {INDEX_PATH: index.model_dump_json(indent=2) + "\n"}
     files.update({recipe_document_path(recipe_id): part[3] for recipe_id, part in parts.items()})
     if kept.schemas is None:

@@ -13,7 +13,7 @@ apart) a hand-over to another core of a VM waits for that core to wake.
 takes CPU time from it that grows with the rate, and its clock waits while the server runs (its CPU calibration read
 about 20 ms beside the server's levels there, 10 ms on a core of its own). Measured, the client apart found 67-100
 req/s where the shared core found 46-66, but on this 2-core VM a boot then served either about 70 or about 95 req/s,
-so the bench keeps the client on the server's core (site_src/docs/methodology.md, "CPU placement").
+so the bench keeps the client on the server's core (site_src/docs/methodology/passport.md, "CPU placement").
 
 Containers are docker's to place (`--cpuset-cpus` in `serving.container.options`): `--cpus` and `--client-cpus` are
 for local runs only."""

@@ -226,3 +226,21 @@ def test_a_p99_from_too_few_requests_is_marked_unbounded_in_the_api():
     document = api_run(run)
     assert document.unbounded_p99 and all("368+ requests" in line for line in document.unbounded_p99)
     assert document.levels[0].ttft_ms.p99 is not None  # the raw figure is kept, marked
+
+
+def test_index_groups_models_as_the_model_pages_do(build, documents):
+    index = json.loads(documents[INDEX_PATH])
+    by_id = {r["id"]: r for r in index["recipes"]}
+    listed = [rid for m in index["models"] for hw in m["hardware"] for rid in hw["recipes"]]
+    assert sorted(listed) == sorted(by_id)  # every published recipe under exactly one model
+    for model in index["models"]:
+        page = build.pages[model["page"].rstrip("/") + ".md"]
+        for hw in model["hardware"]:
+            members = [by_id[rid] for rid in hw["recipes"]]
+            assert {(r["model"], r["hardware"]["name"], r["hardware"]["nodes"]) for r in members} == {
+                (model["model"], hw["name"], hw["nodes"])
+            }
+            figured = [r["headline"] is not None or r["capacity"] is not None for r in members]
+            assert figured == sorted(figured, reverse=True)  # recipes with figures first
+            for rid in hw["recipes"]:
+                assert f'<tr data-recipe="{rid}">' in page.body

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from catalogue.loading import load_entry
 from catalogue.recipe import Comparison
-from catalogue.site import view
+from catalogue.site import launch_view, view
 from catalogue.site.arena_view import arena_section
 from catalogue.site.pages import render_recipe
 
@@ -81,7 +81,7 @@ def test_reproduce_takes_the_runners_own_run_and_names_the_refresh_of_an_arena_r
     from catalogue.reproduce import measured_run
 
     entry = tiny()
-    assert view.reproduce_block(entry).stamp == entry.latest.stamp == measured_run(entry, None).stamp
+    assert launch_view.reproduce_block(entry).stamp == entry.latest.stamp == measured_run(entry, None).stamp
     arena_run = next(r for r in entry.runs if r.workload.profile)
     with pytest.raises(CatalogueError, match="reproduce the refresh run it came from"):
         measured_run(entry, arena_run.stamp)

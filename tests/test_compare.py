@@ -102,7 +102,7 @@ def test_comparison_page_shows_the_capacity_ranking(capacity_entry):
     import html
     import re
 
-    from catalogue.site.pages import render_compare
+    from catalogue.site.compare_page import render_compare
 
     entries = [
         _variant(capacity_entry, "capacity-fixture-a", rps=2.0, upper_rps=2.2),

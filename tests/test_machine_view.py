@@ -119,7 +119,7 @@ def test_the_committed_example_runs_show_no_energy_or_cost_figure():
             assert figure not in page, (entry.id, figure)
         assert index_row(entry, None)["tokens_per_j"] is None
     index = render_index(entries).markdown()
-    assert 'data-label="Output tokens per J" data-value="">—</td>' in index
+    assert 'data-label="Tokens per J" data-value="" class="rc-empty">—</td>' in index
 
 
 def test_comparisons_rank_tokens_per_joule_only_among_measured_levels():

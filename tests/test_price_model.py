@@ -40,7 +40,7 @@ def test_no_cost_without_measured_power_tokens_or_a_priced_box():
 
 def test_the_committed_model_loads_and_the_methodology_page_states_every_input(repo):
     model = load_price_model()
-    page = (repo / "site_src" / "docs" / "methodology.md").read_text()
+    page = (repo / "site_src" / "docs" / "methodology" / "cost.md").read_text()
     assert f"{model.currency} {model.electricity_per_kwh:g} per kWh" in page
     assert f"{model.years_of_service:g} years" in page and f"{model.hours_per_day:g} hours a day" in page
     for platform, box in model.boxes.items():

@@ -56,13 +56,24 @@ def test_hostile_title_is_text_on_the_built_page(tmp_path, recipe_copy, repo):
     assert "<script>window.pwned" not in html and "&lt;script&gt;window.pwned=1&lt;/script&gt;" in html
 
 
+def _models(root):
+    """The model of every published recipe, read from the files with a plain YAML reader."""
+    import yaml
+
+    recipes = [yaml.safe_load(p.read_text()) for p in root.glob("*/recipe.yaml")]
+    return {r["model"] for r in recipes if r.get("publish", True)}
+
+
 def test_export_writes_markdown_without_mkdocs(tmp_path, repo, capsys):
     out = tmp_path / "export"
     assert main(["--root", str(repo / "recipes"), "export", str(out)]) == 0
     names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
     recipes = {f"recipes/{p.parent.name}.md" for p in (repo / "recipes").glob("*/recipe.yaml")}
     assert "index.md" in names and {n for n in names if n.startswith("recipes/")} == recipes
-    assert "compare/index.md" in names and len(names) == len(recipes) + 1 + len([n for n in names if "compare/" in n])
+    models = {f"models/{m.replace('/', '-').lower()}.md" for m in _models(repo / "recipes")}
+    assert {n for n in names if n.startswith("models/")} == models  # a page per model
+    assert "compare/index.md" in names
+    assert len(names) == len(recipes) + len(models) + 1 + len([n for n in names if "compare/" in n])
     assert not list(tmp_path.glob(".export*"))
 
 

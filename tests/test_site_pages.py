@@ -42,7 +42,15 @@ FIXED = Validation(
 )
 
 
-@pytest.mark.parametrize("page", ["recipes/gptoss-120b.md", "compare/openai-gpt-oss-120b--dgx-spark.md", "index.md"])
+@pytest.mark.parametrize(
+    "page",
+    [
+        "recipes/gptoss-120b.md",
+        "compare/openai-gpt-oss-120b--dgx-spark.md",
+        "index.md",
+        "models/openai-gpt-oss-120b.md",
+    ],
+)
 def test_golden_pages(entries, page):
     seeds = [e for i, e in entries.items() if i in SEEDS]  # the golden index: the seven seeds only
     pages = build_pages(seeds, {"gptoss-120b": FIXED})
@@ -225,7 +233,7 @@ def test_published_comparison_says_when_workloads_differ(entries):
 def test_a_comparison_of_many_recipes_drops_none(tmp_path, repo):
     import shutil
 
-    from catalogue.site.pages import render_compare
+    from catalogue.site.compare_page import render_compare
 
     for i in range(8):
         shutil.copytree(repo / "recipes" / "gptoss-120b-topology-solo", tmp_path / f"variant-{i}")
@@ -327,7 +335,7 @@ def test_a_lone_partial_run_is_shown_and_marked(tmp_path):
 def test_history_says_which_workload_and_its_best_figure(tmp_path):
     from catalogue.loading import load_entry
     from catalogue.site.history import history_rows
-    from catalogue.site.pages import history_charts
+    from catalogue.site.run_charts import history_charts
     from tests.workload_support import import_three_workloads
 
     _, folder = import_three_workloads(tmp_path)
@@ -399,11 +407,16 @@ def test_index_quotes_capacity_with_its_objective(capacity_entry, entries):
     published = dataclasses.replace(capacity_entry, recipe=capacity_entry.recipe.model_copy(update={"publish": True}))
     index = build_pages([published, entries["gptoss-120b"]])["index.md"].markdown()
     header = index.split("<thead>")[1].split("</thead>")[0]
-    assert '<th data-sort="num" data-key="capacity"><abbr title="Requests per second the recipe served' in header
-    cells = re.findall(r'<td data-label="Capacity \(req/s\)" data-value="([^"]*)">(.*?)</td>', index)
-    assert [(v, " ".join(html.unescape(re.sub(r"<[^>]+>", " ", c)).split())) for v, c in cells] == [
-        ("2.875", "2.875 p95 TTFT ≤ 1 s, TPOT ≤ 50 ms"),
+    assert (
+        '<th scope="col" data-sort="num" data-key="capacity"><abbr title="Requests per second the recipe served'
+        in header
+    )
+    cells = re.findall(
+        r'<td data-label="Capacity \(req/s\)" data-value="([^"]*)"(?: class="rc-empty")?>(.*?)</td>', index
+    )
+    assert sorted((v, " ".join(html.unescape(re.sub(r"<[^>]+>", " ", c)).split())) for v, c in cells) == [
         ("", "—"),
+        ("2.875", "2.875 p95 TTFT ≤ 1 s, TPOT ≤ 50 ms"),
     ]
     assert 'title="within p95 TTFT ≤ 1 s and p95 TPOT ≤ 50 ms"' in html.unescape(index)
     unpinned = dataclasses.replace(

@@ -24,7 +24,7 @@ markdown_extensions: [admonition, attr_list, md_in_html]
 nav:
   - Recipes: index.md
   - Comparisons: compare/index.md
-  - Methodology: methodology.md
+  - Methodology: methodology/index.md
 """
 CHECKS = {
     "recipes/gptoss-120b": [

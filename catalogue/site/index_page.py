@@ -1,5 +1,6 @@
-"""The catalogue's front page: one row per published recipe (its headline figures and the workload they come
-from, what it needs, the vLLM releases that accept it), with filters and sorting."""
+"""The catalogue's front page: one line per published recipe (its headline figures and the workload they come
+from, what it needs, the vLLM releases that accept it), grouped by model family and model, recipes with figures
+first and the launch-only ones folded after them; filters, sorting and a "what fits my machine" choice."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from catalogue.loading import Entry
 from catalogue.metrics import tokens_per_joule
 from catalogue.site import capacity_headline, openloop, view
 from catalogue.site.agents_view import agents_index
+from catalogue.site.headline import figures
 from catalogue.site.machine_view import quotable
 from catalogue.site.page import Page
 from catalogue.site.templating import render
-from catalogue.site.urls import COMPARE_INDEX, INDEX, METHODOLOGY, link, recipe_path
+from catalogue.site.urls import COMPARE_INDEX, INDEX, METHODOLOGY, link, model_path, recipe_path
 from catalogue.topology import nodes_used
 
 
@@ -54,8 +56,9 @@ def index_row(entry: Entry, validation: view.Validation | None) -> dict[str, Any
     searched = view.capacity_run(entry)
     cap = searched.run.capacity if searched else None
     slo = searched.run.slo if searched else None
-    return {
+    row = {
         "url": link(INDEX, recipe_path(entry)),
+        "model_url": link(INDEX, model_path(recipe.model)),
         "title": recipe.title,
         "model": recipe.model,
         "family": view.model_family(recipe.model),
@@ -75,6 +78,7 @@ def index_row(entry: Entry, validation: view.Validation | None) -> dict[str, Any
             None if efficiency is not None or best is None else (best.machine.not_measured if best.machine else None)
         ),
         "workload": (run.workload.describe() if run.workload else "not stated") if run else "",
+        "measured_on": run.measured_on.isoformat() if run and run.measured_on else None,
         "partial": view.partial_note(run),
         "capacity": (cap.rps or 0.0) if cap else None,
         "capacity_text": capacity_headline.capacity_figure(cap) if cap else None,
@@ -82,9 +86,12 @@ def index_row(entry: Entry, validation: view.Validation | None) -> dict[str, Any
         "capacity_short": openloop.slo_short(slo) if slo else None,
         "capacity_workload": (searched.describe if searched and run is not None and searched.run is not run else None),
         **agents_index(entry),
+        "capacity_date": searched.run.measured_on.isoformat() if searched and searched.run.measured_on else None,
         "text": " ".join([recipe.title, recipe.model, *recipe.serving.flags]).lower(),
         "vllm": " ".join(accepted_by(validation.drift)) if validation else "",
     }
+    row["figures"] = bool(figures(row))
+    return row
 
 
 FILTERS = [
@@ -116,6 +123,15 @@ INDEX_LEAD = (
 )
 
 
+def grouped(rows: list[dict[str, Any]]) -> list[tuple[str, str, str, list[dict[str, Any]]]]:
+    """(family, model, model page URL, rows) in family and model order (case aside), each model's rows in
+    catalogue order."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in sorted(rows, key=lambda r: (r["family"].lower(), r["model"].lower())):
+        groups.setdefault((row["family"], row["model"]), []).append(row)
+    return [(family, model, members[0]["model_url"], members) for (family, model), members in groups.items()]
+
+
 def render_index(
     entries: list[Entry],
     validations: dict[str, view.Validation] | None = None,
@@ -126,13 +142,26 @@ def render_index(
     known, validations = known or {}, validations or {}
     parts = [known.get(e.id) or index_row_parts(e, validations.get(e.id)) for e in entries]
     rows = [part.values for part in parts]
+    html = {id(part.values): Markup(part.html) for part in parts}
     options: dict[str, list[str]] = {key: sorted({str(row[key]) for row in rows}) for key, _ in FILTERS}
     options["nodes"] = sorted({str(row["nodes"]) for row in rows}, key=int)
     options["memory"] = [f"{m:g}" for m in sorted({row["memory"] for row in rows if row["memory"] is not None})]
     options["vllm"] = sorted({v for row in rows for v in row["vllm"].split()}, key=version_key, reverse=True)
     lead = INDEX_LEAD.format(methodology=link(INDEX, METHODOLOGY), compare=link(INDEX, COMPARE_INDEX))
-    rows_html = [Markup(part.html) for part in parts]
-    body = render("index.html.j2", rows_html=rows_html, filters=FILTERS, options=options, sorts=SORTS)
+    measured = [
+        (family, model, url, [html[id(r)] for r in members])
+        for family, model, url, members in grouped([r for r in rows if r["figures"]])
+    ]
+    launch_only = [html[id(r)] for _, _, _, members in grouped([r for r in rows if not r["figures"]]) for r in members]
+    body = render(
+        "index.html.j2",
+        groups=measured,
+        launch_only=launch_only,
+        total=len(rows),
+        filters=FILTERS,
+        options=options,
+        sorts=SORTS,
+    )
     title = "LLM inference recipes"
     return Page(
         INDEX,

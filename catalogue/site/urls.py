@@ -11,7 +11,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from catalogue.loading import Entry
 
-INDEX, COMPARE_INDEX, METHODOLOGY = "index.md", "compare/index.md", "methodology.md"
+INDEX, COMPARE_INDEX, METHODOLOGY = "index.md", "compare/index.md", "methodology/index.md"
+MODELS = "models"
+
+
+def methodology(topic: str = "index") -> str:
+    """A methodology page: 'index' (the overview), 'workloads', 'open-loop', 'capacity', 'quality', 'regression',
+    'run-policy', 'passport' or 'cost' (site_src/docs/methodology/<topic>.md)."""
+    return f"methodology/{topic}.md"
+
+
+def model_path(model: str) -> str:
+    """Where a model's page goes: 'openai/gpt-oss-120b' -> 'models/openai-gpt-oss-120b.md'."""
+    return f"{MODELS}/{model.replace('/', '-').lower()}.md"
 
 
 def recipe_path(entry: Entry) -> str:
