@@ -32,6 +32,8 @@ from catalogue.strict import Strict
 from catalogue.workload import Workload
 
 RUN_STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
+REVISION = r"^([A-Za-z0-9][A-Za-z0-9._/:+-]{0,199})?$"
+"""A model revision as a run file may hold it: a commit, branch, tag or content hash, or empty (not known)."""
 
 
 class Figures(Strict):
@@ -225,7 +227,12 @@ class HostFacts(Strict):
     image_note: str | None = Field(None, description="How to get the same image when there is no digest.")
     vllm_version: str | None = Field(None, description="vLLM's version in the image (package metadata).")
     vllm_commit: str | None = Field(None, description="vLLM's commit, where its build records one.")
-    model_revision: str | None = Field(None, description="The model's pinned revision; empty when unknown.")
+    model_revision: str | None = Field(
+        None,
+        pattern=REVISION,
+        description="The model's pinned revision (a commit, branch or tag, or a folder's content hash): printed in "
+        "`catalogue reproduce`, so no space, quote or control character; empty when unknown.",
+    )
     model_revision_from: str | None = Field(None, description="Where the revision comes from.")
     gpu: str | None = Field(None, description="GPU names from nvidia-smi, or 'no GPU'.")
     gpu_driver: str | None = Field(None, description="NVIDIA driver version.")

@@ -250,6 +250,8 @@ OPTION_RULES: tuple[OptionRule, ...] = (
     OptionRule(
         "dns", "*", "consent", "a name server of the recipe's choice answers every lookup", "catalogue token rule"
     ),
+    # A legacy link copies the linked container's environment in (ALIAS_ENV_*): another container's secrets.
+    OptionRule("link", "*", "consent", "copies another container's variables into this one", "docker legacy links"),
 )
 
 ALLOWED_OPTIONS: dict[str, str] = {
@@ -292,7 +294,6 @@ ALLOWED_OPTIONS: dict[str, str] = {
     "link-local-ip": "a container address",
     "mac-address": "a container address",
     "network-alias": "a container name on its network",
-    "link": "a legacy container link",
     "isolation": "Windows isolation technology",
     "stop-signal": "how docker stops the container",
     "stop-timeout": "how docker stops the container",

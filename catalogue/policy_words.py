@@ -62,4 +62,23 @@ def check_words(serving: Any) -> list[PolicyFinding]:
             shown = text.encode("unicode_escape").decode("ascii")
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
             out.append(never(shown, WHY.format(char=char), BASIS, field, HOW))
-    return out
+    return out + check_flag_values(serving)
+
+
+FLAG_WHY = "vLLM's parser reads a word that starts with '-' and a letter as a flag of its own"
+FLAG_HOW = "never allowed: every flag is a key of serving.flags, where the run policy judges it"
+
+
+def check_flag_values(serving: Any) -> list[PolicyFinding]:
+    """A never finding for a flag value (a list item or a string) or the model path that vLLM would read as one more
+    flag: `served-model-name: [m, --worker-cls, evil.W]` puts `--worker-cls` past the policy, which judges names."""
+    words: list[tuple[tuple, Any]] = [
+        (("serving", "flags", name), value) for name, value in dict(serving.flags).items()
+    ]
+    words += [(("serving", "model_path"), getattr(serving, "model_path", None))]
+    return [
+        never(item[:60], FLAG_WHY, BASIS, field, FLAG_HOW)
+        for field, value in words
+        for item in (value if isinstance(value, list | tuple) else [value])
+        if isinstance(item, str) and len(item) > 1 and item[0] == "-" and not (item[1].isdigit() or item[1] == ".")
+    ]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from catalogue.benchmark import HostFacts
+from catalogue.benchmark import REVISION, HostFacts
 from catalogue.image_refs import digest_of, repository
 from runner.child_env import child_env, for_argv
 from runner.containers import RUNNER_OPTIONS
@@ -133,7 +133,7 @@ def _seen(seen: dict) -> dict[str, str | None]:
         "cpu": seen.get("cpu"),
         "vllm_version": seen.get("vllm_version"),
         "vllm_commit": seen.get("vllm_commit"),
-        "model_revision": seen.get("model_revision") or "",
+        "model_revision": revision if re.fullmatch(REVISION, revision := str(seen.get("model_revision") or "")) else "",
         "model_revision_from": seen.get("model_revision_from"),
         "gpu": seen.get("gpu"),
         "gpu_driver": seen.get("gpu_driver") or None,

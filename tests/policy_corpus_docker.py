@@ -84,4 +84,13 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         options("--mount", "type=volume,dst=/d,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=etc"),
         "never: --mount etc: a volume device given as a relative path",
     ),
+    # after the attacker review: a flag value vLLM reads as a flag of its own; another container's environment
+    "a flag smuggled in a list value": (
+        serving(lambda s: s["flags"].update({"served-model-name": ["m", "--worker-cls", "evil.W"]})),
+        "never: --worker-cls: vLLM's parser reads a word that starts with '-'",
+    ),
+    "a legacy link": (
+        options("--link", "other:alias"),
+        "consent: --link: copies another container's variables into this one",
+    ),
 }

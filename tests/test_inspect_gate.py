@@ -126,6 +126,7 @@ DOCKER_REFUSES: dict[str, tuple[str, ...]] = {
     "credentials folder": ("invalid characters for a local volume name",),
     "shared propagation in capitals": ("bind source path does not exist",),
     "gcloud credentials": ("mount path must be absolute",),
+    "a legacy link": ("host type networking can't be used with links", "No such container: other"),
     **dict.fromkeys(
         ("gh credentials", "hf token file", "dbus socket", "systemd socket", "cron spool", "podman state"),
         ("bind source path does not exist",),
