@@ -53,9 +53,9 @@ def test_a_missing_image_is_one_line_and_no_container_is_created(engine, tmp_pat
     before = all_containers()
     args = ["--allow", "--cap-add IPC_LOCK", "--port", str(free_port())]
     assert main(["--root", str(root), "refresh", "tiny-cpu-docker", *args]) == 1
-    assert refused(capsys) == [
-        "host local: image local/no-such-image:1 is not there and `docker pull` could not fetch it; build or load it "
-        "on that host (see the recipe's image_source)"
+    assert refused(capsys) == [  # a local/ image is trusted as built on the host: never pulled from docker.io/local/
+        "host local: image local/no-such-image:1 is not there, and an image of docker.io/local/ is never pulled (the "
+        "trust list trusts it as built on the host); build it there (see the recipe's image_source)"
     ]
     assert all_containers() == before and not (folder / "runs").exists()
 
