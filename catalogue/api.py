@@ -20,14 +20,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from catalogue.agents import SessionCapacity
 from catalogue.benchmark import BenchmarkRun
 from catalogue.capacity_conditioning import noise_bound
 from catalogue.flags.drift import DriftCell, accepted_by
 from catalogue.loading import Entry
 from catalogue.metrics import p99_withheld, tokens_per_joule
 from catalogue.recipe import Recipe
-from catalogue.site.agents_view import agents_section
+from catalogue.site.agents_view import ApiAgents
+from catalogue.site.agents_view import api_agents as agents
 from catalogue.site.machine_view import quotable
 from catalogue.site.urls import model_path, page_url, recipe_path
 from catalogue.site.view import (
@@ -42,7 +42,6 @@ from catalogue.site.view import (
 from catalogue.slo import Slo
 from catalogue.strict import Strict
 from catalogue.topology import node_count
-from catalogue.workload import Workload
 
 API_VERSION: Literal["v1"] = "v1"
 API_DIR = f"api/{API_VERSION}"
@@ -117,30 +116,6 @@ class ApiCapacity(Strict):
         "of it at half the capacity or less: the limit binds where latency barely rises with load, so the capacity "
         "moves with run-to-run noise (in words; catalogue.capacity_conditioning).",
     )
-
-
-class ApiAgents(Strict):
-    """The capacity in sessions the index shows: the newest agent run's highest shared-prefix share."""
-
-    run: str = Field(description="Id of the run file it comes from: runs/<id>.json.")
-    capacity: SessionCapacity = Field(description="The capacity in sessions, its bracket and decided interval.")
-    reuse: float = Field(description="Share of each first turn's blocks common to every session.")
-    hit_rate: float | None = Field(description="vLLM's prefix-cache hits ÷ queries over the run's levels.")
-    intended_hit_rate: float | None = Field(description="What an unbounded prefix cache could serve of the trace.")
-    workload: Workload = Field(description="The workload key: the trace's parameters and its sha256.")
-    slo: Slo = Field(description="The objective every level was judged against.")
-
-
-def agents(entry: Entry) -> ApiAgents | None:
-    """The index's agent figure (site.agents_view.agents_section), with its run, trace and objective."""
-    section = agents_section(entry)
-    row = next((r for r in reversed(section.rows) if r.capacity is not None), None) if section else None
-    if row is None or row.capacity is None or row.run.slo is None or row.run.workload is None:
-        return None
-    return ApiAgents(
-        run=row.run.file_stem, capacity=row.capacity, reuse=row.reuse, hit_rate=row.measured,
-        intended_hit_rate=row.intended, workload=row.run.workload, slo=row.run.slo,
-    )  # fmt: skip
 
 
 class IndexRecipe(Strict):

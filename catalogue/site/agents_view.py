@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from catalogue.agents import AgentLevel, AgentRun, SessionCapacity
 from catalogue.benchmark import BenchmarkRun
 from catalogue.loading import Entry
 from catalogue.site.charts import Axis, Mark, Rule, Series, chart
 from catalogue.slo import Slo
+from catalogue.strict import Strict
+from catalogue.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -143,3 +147,27 @@ def agents_index(entry: Entry) -> dict[str, object]:
     text = "< 1" if cap.sessions is None else (f"≥ {cap.sessions}" if cap.upper_sessions is None else str(cap.sessions))
     title = f"{capacity_text(cap)}; {row.reuse:.0%} shared prefix; trace {section.trace}; within {section.slo}"
     return {"agents": cap.sessions or 0, "agents_text": text, "agents_title": title}
+
+
+class ApiAgents(Strict):
+    """The capacity in sessions the index shows: the newest agent run's highest shared-prefix share."""
+
+    run: str = Field(description="Id of the run file it comes from: runs/<id>.json.")
+    capacity: SessionCapacity = Field(description="The capacity in sessions, its bracket and decided interval.")
+    reuse: float = Field(description="Share of each first turn's blocks common to every session.")
+    hit_rate: float | None = Field(description="vLLM's prefix-cache hits ÷ queries over the run's levels.")
+    intended_hit_rate: float | None = Field(description="What an unbounded prefix cache could serve of the trace.")
+    workload: Workload = Field(description="The workload key: the trace's parameters and its sha256.")
+    slo: Slo = Field(description="The objective every level was judged against.")
+
+
+def api_agents(entry: Entry) -> ApiAgents | None:
+    """The index's agent figure (agents_section), with its run, trace and objective."""
+    section = agents_section(entry)
+    row = next((r for r in reversed(section.rows) if r.capacity is not None), None) if section else None
+    if row is None or row.capacity is None or row.run.slo is None or row.run.workload is None:
+        return None
+    return ApiAgents(
+        run=row.run.file_stem, capacity=row.capacity, reuse=row.reuse, hit_rate=row.measured,
+        intended_hit_rate=row.intended, workload=row.run.workload, slo=row.run.slo,
+    )  # fmt: skip
