@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import re
 import shutil
+from functools import partial
 
 from catalogue.loading import load_entry
 from catalogue.recipe import RegressionBand
@@ -386,6 +387,21 @@ def test_one_far_off_earlier_run_cannot_silence_the_check(tmp_path, repo):
     assert report(honest, honest[-1], RegressionBand()).regressions == []
 
 
+def itl_run(first, day: int, mean: float, std: float):
+    """`first` `day` days later, every level's ITL with this mean and std over 300 requests."""
+    levels = [
+        lv.model_copy(update={"itl_ms": lv.itl_ms.model_copy(update={"mean": mean, "std": std, "n": 300})})
+        for lv in first.levels
+    ]
+    return first.model_copy(update={"recorded_at": first.recorded_at + dt.timedelta(days=day), "levels": levels})
+
+
+def itl_outcomes(runs):
+    """The outcomes of the ITL mean at the concurrency levels, the newest run against the others."""
+    rows = report(runs, runs[-1], RegressionBand()).rows
+    return {r.outcome for r in rows if r.metric.name == "itl_mean_ms" and not r.level.startswith("ctx")}
+
+
 def test_one_earlier_run_with_an_impossible_spread_cannot_veto_a_mean(tmp_path, repo):
     """The means veto read 'within 3 standard errors of an earlier run': one run file with std 1e12 (or 40x the
     others') vetoed every change of the mean. A std above mean × sqrt(n) cannot come from n non-negative samples,
@@ -393,16 +409,7 @@ def test_one_earlier_run_with_an_impossible_spread_cannot_veto_a_mean(tmp_path, 
     entry = slower_copy(tmp_path, repo, 1.0)
     first = entry.runs[0]
 
-    def itl(day: int, mean: float, std: float):
-        levels = [
-            lv.model_copy(update={"itl_ms": lv.itl_ms.model_copy(update={"mean": mean, "std": std, "n": 300})})
-            for lv in first.levels
-        ]
-        return first.model_copy(update={"recorded_at": first.recorded_at + dt.timedelta(days=day), "levels": levels})
-
-    def itl_outcomes(runs):
-        rows = report(runs, runs[-1], RegressionBand()).rows
-        return {r.outcome for r in rows if r.metric.name == "itl_mean_ms" and not r.level.startswith("ctx")}
+    itl = partial(itl_run, first)
 
     assert itl_outcomes([itl(1, 2.4, 1e12), itl(2, 3.7, 3.0)]) == {"regressed"}
     wide = [itl(1, 2.4, 3.0), itl(2, 2.45, 3.0), itl(3, 2.35, 3.0), itl(4, 2.4, 40.0), itl(5, 3.7, 3.0)]
@@ -477,16 +484,7 @@ def test_one_of_two_earlier_runs_cannot_veto_a_mean(tmp_path, repo):
     most of those read, never one of several: ITL 2.4 → 3.7 ms is regressed again; two honest wide runs still veto."""
     first = series(tmp_path, repo, [1.0])[0]
 
-    def itl(day: int, mean: float, std: float):
-        levels = [
-            lv.model_copy(update={"itl_ms": lv.itl_ms.model_copy(update={"mean": mean, "std": std, "n": 300})})
-            for lv in first.levels
-        ]
-        return first.model_copy(update={"recorded_at": first.recorded_at + dt.timedelta(days=day), "levels": levels})
-
-    def itl_outcomes(runs):
-        rows = report(runs, runs[-1], RegressionBand()).rows
-        return {r.outcome for r in rows if r.metric.name == "itl_mean_ms" and not r.level.startswith("ctx")}
+    itl = partial(itl_run, first)
 
     widest = 2.4 * 300**0.5 - 0.1  # just inside what 300 non-negative samples of mean 2.4 can spread
     assert itl_outcomes([itl(1, 2.4, widest), itl(2, 2.4, 3.0), itl(3, 3.7, 3.0)]) == {"regressed"}
