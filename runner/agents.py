@@ -25,7 +25,6 @@ import datetime as dt
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,21 +40,15 @@ from catalogue.recipe import Recipe
 from catalogue.secret_scan import mask
 from catalogue.slo import Slo
 from catalogue.workload import Workload
-from runner import server as srv
-from runner.arena import interpreter
 from runner.quality import served_model
 from runner.record import provenance, write_run
 from runner.state import Boot
-from runner.tool_command import tool_command
+from runner.tool_command import interpreter, key_launcher, run_to_end, tool_command
 
 LEVEL_TIMEOUT_S = 1800
 """One level's replay; a stalled one is ended."""
 KEY_VARIABLE = "AIPERF_CATALOGUE_KEY"
-LAUNCHER = (
-    "import os, runpy, sys; script = sys.argv[1]; "
-    f"sys.argv = [script, *sys.argv[2:], '--api-key', os.environ.pop({KEY_VARIABLE!r})]; "
-    "runpy.run_path(script, run_name='__main__')"
-)
+LAUNCHER = key_launcher(KEY_VARIABLE)
 """AIPerf's entry script with the run's key appended inside its process, never on a command line."""
 TOKENIZER_ID = "catalogue/agent-tokenizer"
 KEPT = ("profile_export.jsonl", "profile_export_aiperf.json")
@@ -129,13 +122,8 @@ def replay(r: Boot, env: dict[str, str], argv: list[str], log: Path) -> None:
     python = interpreter(command)
     if python is None:
         raise ValueError(f"{command} is not a Python entry script: the API key could only go on its command line")
-    process = srv.start([python, "-c", LAUNCHER, *argv], {**env, KEY_VARIABLE: r.key}, log, redact=r.running.redact)
-    try:
-        code = process.wait(timeout=LEVEL_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise ValueError(f"AIPerf did not finish within {LEVEL_TIMEOUT_S} s") from None
-    finally:
-        srv.stop_group(process, grace_s=3)
+    keyed = {**env, KEY_VARIABLE: r.key}
+    code = run_to_end("AIPerf", python, LAUNCHER, argv, keyed, log, r.running.redact, LEVEL_TIMEOUT_S)
     if code != 0:
         raise ValueError(f"AIPerf exited with code {code} (see {log.name})")
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,11 +24,10 @@ from catalogue.loading import RUNS_DIR
 from catalogue.recipe import Recipe
 from catalogue.secret_scan import mask
 from catalogue.workload import Workload
-from runner import server as srv
 from runner.arena_corpus import served_corpus
 from runner.quality import served_model
 from runner.record import build_run, provenance, write_run
-from runner.tool_command import tool_command
+from runner.tool_command import interpreter, key_launcher, run_to_end, tool_command
 
 if TYPE_CHECKING:
     from runner.plan import Plan
@@ -40,13 +37,8 @@ ARENA_TIMEOUT_S = 6 * 3600
 """The whole Arena run (the full profile reaches 100,000 tokens of context at 10 in flight); a stalled one is ended."""
 KEY_VARIABLE = "LLAMA_BENCHY_API_KEY"
 """llama-benchy takes its key only as --api-key: the launcher below adds it inside the process, read from here."""
-LAUNCHER = (
-    "import os, runpy, sys; script = sys.argv[1]; "
-    f"sys.argv = [script, *sys.argv[2:], '--api-key', os.environ.pop({KEY_VARIABLE!r})]; "
-    "runpy.run_path(script, run_name='__main__')"
-)
-"""Runs llama-benchy's entry script with the key appended to its own sys.argv: never on a command line others can
-read (/proc/<pid>/cmdline keeps the words it was started with)."""
+LAUNCHER = key_launcher(KEY_VARIABLE)
+"""llama-benchy's entry script with the key appended to its own sys.argv, never on its command line."""
 REPORT, LOG = "arena.json", "arena.log"
 EXACT_TG = "answers forced to --tg tokens"
 """What the workload's prompt source adds under --exact-tg: such figures never compare with the Arena's own."""
@@ -55,20 +47,6 @@ EXACT_TG = "answers forced to --tg tokens"
 def benchy_command() -> str | None:
     """llama-benchy: $CATALOGUE_LLAMA_BENCHY, else on PATH or beside this Python; None when not installed."""
     return tool_command("CATALOGUE_LLAMA_BENCHY", "llama-benchy")
-
-
-def interpreter(command: str) -> str | None:
-    """The Python that runs llama-benchy's entry script (its `#!` line); None when it is not a Python script."""
-    path = shutil.which(command) or command
-    try:
-        with open(path, "rb") as handle:
-            first = handle.readline(4096).decode(errors="replace").strip()
-    except OSError:
-        return None
-    words = first[2:].split() if first.startswith("#!") else []
-    if words and Path(words[0]).name == "env" and len(words) > 1:
-        words = words[1:]
-    return words[0] if words and "python" in Path(words[0]).name else None
 
 
 def tokenizer(entry_folder: Path, recipe: Recipe) -> str:
@@ -130,13 +108,7 @@ def run_benchy(r: Boot, setting: ArenaSetting) -> tuple[list[ImportedLevels], li
             "HOME": scratch,  # its book cache (~/.cache/llama-benchy) stays in the scratch folder
             "HF_HOME": os.environ.get("HF_HOME") or str(Path.home() / ".cache" / "huggingface"),
         }
-        process = srv.start([python, "-c", LAUNCHER, *argv], env, log, redact=r.running.redact)
-        try:
-            code = process.wait(timeout=ARENA_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            raise ValueError(f"llama-benchy did not finish within {ARENA_TIMEOUT_S} s") from None
-        finally:
-            srv.stop_group(process, grace_s=3)
+        code = run_to_end("llama-benchy", python, LAUNCHER, argv, env, log, r.running.redact, ARENA_TIMEOUT_S)
     took = time.monotonic() - started
     if code != 0:
         raise ValueError(f"llama-benchy exited with code {code} (see {RUNS_DIR}/{r.plan.stamp}/{LOG})")
