@@ -128,3 +128,26 @@ def capacity_entry() -> Entry:
     """The capacity fixture: a closed-loop sweep, planned rates and a converged capacity search."""
     (entry,) = load_catalogue([SITE_FIXTURES], ["capacity-fixture"])
     return entry
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """The repository's site, built once and served on 127.0.0.1 for every browser test (its URL)."""
+    from tests.browser_support import _built_and_served
+
+    yield from _built_and_served(tmp_path_factory.mktemp("browser") / "site")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One Debian chromium for the whole run: Playwright's sync API allows one running instance per thread."""
+    from tests.browser_support import ARGS, CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Debian chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()

@@ -5,59 +5,15 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from catalogue.launch import split_command
 from catalogue.topology import launch_argv
-from tests.site_support import Served, mkdocs_build
+from tests.browser_support import EXAMPLES, _built_and_served, _opener
 
 pytestmark = pytest.mark.browser
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
-
-def _built_and_served(out: Path, roots: list[Path] | None = None, links_checked: bool = False) -> Iterator[str]:
-    """Build the site into `out` (the repo's recipes, or `roots`), serve it on 127.0.0.1, yield its URL."""
-    from tests.site_support import broken_links
-
-    result = mkdocs_build(out, roots=roots)
-    assert result.returncode == 0, result.stderr
-    if links_checked:
-        assert broken_links(out) == []
-    served = Served(out)
-    yield served.url
-    served.close()
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory):
-    yield from _built_and_served(tmp_path_factory.mktemp("browser") / "site")
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="session")
@@ -85,34 +41,6 @@ def open_workloads_page(browser, workloads_site):
 
 
 @contextlib.contextmanager
-def _opener(browser, site):
-    contexts, problems = [], []
-
-    def go(path: str, scheme: str = "light", width: int = 1280):
-        context = browser.new_context(color_scheme=scheme, viewport={"width": width, "height": 900})
-        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
-        contexts.append(context)
-        page = context.new_page()
-        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on(
-            "request",
-            lambda r: (
-                problems.append(f"off-site request: {r.url}")
-                if not r.url.startswith(site) and not r.url.startswith("data:")
-                else None
-            ),
-        )
-        page.goto(f"{site}/{path}")
-        page.wait_for_load_state("networkidle")
-        return page
-
-    yield go
-    for context in contexts:
-        context.close()
-    assert problems == []
-
-
 def _column(page, index: int) -> list[str]:
     return page.eval_on_selector_all(
         "#rc-index tbody tr[data-model]:not([hidden])",

@@ -11,7 +11,7 @@ import pytest
 
 from catalogue.launch import split_command
 from catalogue.topology import launch_argv
-from tests.test_site_browser import ARGS, CHROMIUM, _built_and_served, _opener
+from tests.browser_support import _opener
 
 pytestmark = pytest.mark.browser
 AXE = Path(__file__).parent / "data" / "axe" / "axe.min.js"
@@ -20,21 +20,6 @@ AXE_SHA256 = "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"
 PHONE, SCREEN = 375, 667
 """A phone's width and the height of one screen of it (the screens counted below)."""
 RECIPE = "recipes/gptoss-120b/"
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    yield from _built_and_served(tmp_path_factory.mktemp("layout") / "site")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture
