@@ -24,7 +24,7 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 """Where `torch==X+cpu` comes from on a machine without a local wheel (PyPI refuses local versions).
 Override with CATALOGUE_TORCH_INDEX (empty: no extra index)."""
 LITELLM = "litellm[proxy]==1.106.2"
-"""The router of replica recipes, pinned (catalogue.topology.LITELLM_VERSION).
+"""The router of replica recipes, pinned (catalogue.models.topology.LITELLM_VERSION).
 It gets a venv of its own: its pins clash with vLLM's."""
 
 
@@ -69,8 +69,8 @@ server, each in a venv of its own (their pins clash with vLLM's and with each ot
 
 
 TOOL_EVAL_BENCH = "tool-eval-bench==3.0.0"
-"""The runner's tool-calling quality check (catalogue.quality.TOOL_EVAL_VERSION), pinned, in a venv of its own; the
-end-to-end refresh test runs it against the tiny server."""
+"""The runner's tool-calling quality check (catalogue.models.quality.TOOL_EVAL_VERSION), pinned, in a venv of its own;
+the end-to-end refresh test runs it against the tiny server."""
 
 
 SPARKRUN = "sparkrun==0.4.2"
@@ -298,24 +298,24 @@ def zensical(session: nox.Session) -> None:
 
 MUTMUT = "mutmut==3.8.1"
 MUTANTS = {
-    "catalogue/order_stats.py": ["tests/test_order_stats.py", "tests/test_request_samples.py"],
-    "catalogue/request_samples.py": ["tests/test_request_samples.py", "tests/test_probe_size.py"],
-    "catalogue/capacity_verdict.py": [
+    "catalogue/stats/order_stats.py": ["tests/test_order_stats.py", "tests/test_request_samples.py"],
+    "catalogue/stats/request_samples.py": ["tests/test_request_samples.py", "tests/test_probe_size.py"],
+    "catalogue/stats/capacity_verdict.py": [
         "tests/test_capacity_verdict.py",
         "tests/test_capacity.py",
         "tests/test_capacity_search.py",
         "tests/test_capacity_conditioning.py",
         "tests/test_probe_size.py",
     ],
-    "catalogue/capacity.py": [
+    "catalogue/stats/capacity.py": [
         "tests/test_capacity.py",
         "tests/test_capacity_search.py",
         "tests/test_capacity_conditioning.py",
         "tests/test_probe_size.py",
     ],
-    "catalogue/regression_rules.py": ["tests/test_regression_rules.py", "tests/test_regression.py"],
-    "catalogue/regression_samples.py": ["tests/test_regression_samples.py", "tests/test_regression.py"],
-    "catalogue/probe_size.py": ["tests/test_probe_size.py"],
+    "catalogue/stats/regression_rules.py": ["tests/test_regression_rules.py", "tests/test_regression.py"],
+    "catalogue/stats/regression_samples.py": ["tests/test_regression_samples.py", "tests/test_regression.py"],
+    "catalogue/stats/probe_size.py": ["tests/test_probe_size.py"],
 }
 """The statistics modules under mutation testing, each with the test files that judge it (`nox -s mutants`)."""
 
@@ -323,7 +323,7 @@ MUTANTS = {
 @nox.session
 def mutants(session: nox.Session) -> None:
     """Mutation testing of the statistics modules (not CI: CPU-heavy): mutmut in a copy of the tree, then the share
-    of mutants the tests kill, per module. `-- catalogue/order_stats.py ...` picks modules."""
+    of mutants the tests kill, per module. `-- catalogue/stats/order_stats.py ...` picks modules."""
     import configparser
     import subprocess
 

@@ -192,7 +192,7 @@ extract_snapshot()
 cold = time.perf_counter() - t0
 from catalogue.flags.select import validate_entries
 from catalogue.flags.extract import live_checker
-from catalogue.loading import load_catalogue
+from catalogue.models.loading import load_catalogue
 from benchmarks.synthetic import make_catalogue
 t1 = time.perf_counter()
 checker = live_checker()

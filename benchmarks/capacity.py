@@ -7,10 +7,11 @@ the search's answer (generous to the grid). Reported: probes, wall time of the o
 the ratio, and the time outside the benchmark window per probe (target: at most 1 s). The search runs SEARCHES times
 first, and the spread of its answers is printed (target: within ±15 %), each beside its boot's closed-loop speed, its
 probes' verdicts and, where its objective binds at the server's noise rather than its load, the caution its run carries
-(catalogue.capacity_conditioning), and the verdicts decided at 99 % that cross between searches (one met a rate above
-one another missed: the server, not the rule, moved). Every refresh runs with `--cpus` on the last core this process may
-use (runner.cpu_placement: spread over a small VM's cores the same searches spread ±20-63 %); BENCH_CPUS=split starts
-the client on the first core (`--client-cpus`), BENCH_CPUS=all leaves the placement to the system."""
+(catalogue.stats.capacity_conditioning), and the verdicts decided at 99 % that cross between searches (one met a rate
+above one another missed: the server, not the rule, moved). Every refresh runs with `--cpus` on the last core this
+process may use (runner.hosts.cpu_placement: spread over a small VM's cores the same searches spread ±20-63 %);
+BENCH_CPUS=split starts the client on the first core (`--client-cpus`), BENCH_CPUS=all leaves the placement to the
+system."""
 
 from __future__ import annotations
 
@@ -25,13 +26,13 @@ from pathlib import Path
 import yaml
 
 from benchmarks.synthetic import REPO
-from catalogue.benchmark import RateLevel
-from catalogue.capacity import judge_pooled, start
-from catalogue.capacity_verdict import CONFIDENCE
-from catalogue.loading import load_entry
-from catalogue.probe_size import deciding
-from catalogue.slo import Slo
-from runner.capacity_search import by_rate
+from catalogue.models.benchmark import RateLevel
+from catalogue.models.loading import load_entry
+from catalogue.models.slo import Slo
+from catalogue.stats.capacity import judge_pooled, start
+from catalogue.stats.capacity_verdict import CONFIDENCE
+from catalogue.stats.probe_size import deciding
+from runner.measuring.capacity_search import by_rate
 
 RECIPE = "tiny-cpu-capacity"
 GRID = 8

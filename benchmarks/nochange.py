@@ -3,8 +3,8 @@ regression check against the runs before it, then one with `max-num-seqs: 1`. Ne
 vLLM CPU image (`python tools/docker_env.py up`).
 
 What it prints per refresh: the outcome counts, every figure called regressed or improved, the figures withheld
-because a level's tokens reached the client in bursts (catalogue.engine_timing), and the earlier runs left out as
-measured with the machine in another state (catalogue.machine_speed). Target: no refresh with nothing
+because a level's tokens reached the client in bursts (catalogue.stats.engine_timing), and the earlier runs left out as
+measured with the machine in another state (catalogue.stats.machine_speed). Target: no refresh with nothing
 changed calls anything regressed, while `max-num-seqs: 1` at c=4 is. `BENCH_KEEP=DIR` keeps the refreshed example
 (every run file) in DIR, a folder that must not exist yet."""
 
@@ -21,9 +21,9 @@ from pathlib import Path
 import yaml
 
 from benchmarks.synthetic import REPO
-from catalogue.benchmark import LevelResult
-from catalogue.loading import load_entry
-from catalogue.regression import report
+from catalogue.models.benchmark import LevelResult
+from catalogue.models.loading import load_entry
+from catalogue.stats.regression import report
 
 RECIPE = "tiny-cpu-docker"
 REFRESHES = 5

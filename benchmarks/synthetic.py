@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from catalogue.yaml_files import dump_yaml, parse_yaml
+from catalogue.models.yaml_files import dump_yaml, parse_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = [f"org{i}/model-{i}b" for i in range(12)]

@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 from benchmarks.synthetic import REPO
-from catalogue.yaml_files import dump_yaml, parse_yaml
+from catalogue.models.yaml_files import dump_yaml, parse_yaml
 
 sys.path.insert(0, str(REPO / "tools"))
 import docker_env
 
-from runner.plan import CACHE_ROOT
+from runner.planning.plan import CACHE_ROOT
 
 EXAMPLES = ("tiny-cpu-docker", "tiny-cpu-cluster", "tiny-cpu-replicas")
 

@@ -30,9 +30,9 @@ import yaml
 
 from benchmarks.capacity import _set_open_loop, _walls
 from benchmarks.synthetic import REPO
-from catalogue.loading import load_entry
-from catalogue.probe_size import deciding
-from catalogue.regression import report
+from catalogue.models.loading import load_entry
+from catalogue.stats.probe_size import deciding
+from catalogue.stats.regression import report
 from runner.refresh import REGRESSED
 from simulator.profile import load_profile
 from simulator.truth import Scheduler, capacity

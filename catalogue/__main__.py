@@ -2,6 +2,6 @@
 
 import sys
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 
 sys.exit(main())

@@ -93,7 +93,7 @@ def add_run_arguments(ref: argparse.ArgumentParser) -> None:
 
 
 def _cpu_list(text: str) -> frozenset[int]:
-    from runner.cpu_placement import parse_cpus, usable
+    from runner.hosts.cpu_placement import parse_cpus, usable
 
     try:
         return usable(parse_cpus(text))

@@ -10,36 +10,40 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from catalogue import regression, texts
-from catalogue.atomic import write_text
-from catalogue.benchmark import BenchmarkRun, MeasuredProvenance
-from catalogue.errors import CatalogueError
-from catalogue.loading import Entry, load_catalogue
-from catalogue.policy import PolicyFinding
-from catalogue.regression_table import markdown
-from runner import capacity_search, cpu_placement, policy_gate, ray_cluster, sampler
-from runner import server as srv
-from runner.agents import step_agents
-from runner.arena import dry_run_lines as arena_dry_run
-from runner.arena import step_arena
-from runner.boot import launch, server_version, start_router, wait_ready
-from runner.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
-from runner.dry_run import describe
-from runner.estimate import estimate
-from runner.estimate import lines as estimate_lines
-from runner.helper_containers import finish_snapshot
-from runner.hosts import HOSTS_FILE, Host, parse_hosts
-from runner.inspect_gate import Refused, Verdicts
-from runner.jobs import Job
-from runner.lock import refresh_lock
-from runner.plan import Plan, make_plan
-from runner.preflight import PreflightFailed, run_preflight
-from runner.quality import step_quality
-from runner.rerun import finished_jobs, finished_rates, refuse_different, reproducing, resumable, same_setup
+from catalogue.models import texts
+from catalogue.models.atomic import write_text
+from catalogue.models.benchmark import BenchmarkRun, MeasuredProvenance
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import Entry, load_catalogue
+from catalogue.policy.check import PolicyFinding
+from catalogue.publish.regression_table import markdown
+from catalogue.stats import regression
+from runner.hosts import cpu_placement
+from runner.hosts import server as srv
+from runner.hosts.containers import LABEL_RECIPE, HostUnreachable, image_id, remove_labelled
+from runner.hosts.hosts import HOSTS_FILE, Host, parse_hosts
+from runner.hosts.lock import refresh_lock
+from runner.machine import sampler
+from runner.machine.preflight import PreflightFailed, run_preflight
+from runner.measuring import capacity_search, ray_cluster
+from runner.measuring.agents import step_agents
+from runner.measuring.arena import dry_run_lines as arena_dry_run
+from runner.measuring.arena import step_arena
+from runner.measuring.boot import launch, server_version, start_router, wait_ready
+from runner.measuring.quality import step_quality
+from runner.measuring.state_gate import gate_state, read_after
+from runner.measuring.sweep import ClientFailed, Sweep
+from runner.planning import policy_gate
+from runner.planning.dry_run import describe
+from runner.planning.estimate import estimate
+from runner.planning.estimate import lines as estimate_lines
+from runner.planning.helper_containers import finish_snapshot
+from runner.planning.inspect_gate import Refused, Verdicts
+from runner.planning.jobs import Job
+from runner.planning.plan import Plan, make_plan
+from runner.recording.rerun import finished_jobs, finished_rates, refuse_different, reproducing, resumable, same_setup
 from runner.save_runs import save
 from runner.state import Bar, Progress, Running
-from runner.state_gate import gate_state, read_after
-from runner.sweep import ClientFailed, Sweep
 
 
 def clear_stale(plan: Plan) -> None:

@@ -23,12 +23,12 @@ def add_arguments(ref: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, roots: list[Path]) -> int:
     """Print the reproduction; with --refresh, measure it again."""
-    from catalogue.loading import load_catalogue
-    from catalogue.reproduce import measured_run, reproduction_text
+    from catalogue.models.loading import load_catalogue
+    from catalogue.models.reproduce import measured_run, reproduction_text
     from runner.command import run_options
-    from runner.hosts import parse_hosts
+    from runner.hosts.hosts import parse_hosts
+    from runner.recording.reproduction import difference_line, reproduction
     from runner.refresh import run_refresh
-    from runner.reproduction import difference_line, reproduction
 
     entry = load_catalogue(roots, [args.id])[0]
     chosen = measured_run(entry, args.run)

@@ -1,4 +1,4 @@
-"""What a refresh writes: one run file per kind of text the sweep sent (catalogue.texts). The first kind's file
+"""What a refresh writes: one run file per kind of text the sweep sent (catalogue.models.texts). The first kind's file
 (`<stamp>.json`) also carries the long-context and open-loop levels, the capacity and the quality checks; each
 other kind's (`<stamp>-<kind>.json`) its closed-loop levels, under a workload of its own."""
 
@@ -8,16 +8,16 @@ import json
 from pathlib import Path
 from typing import TypeVar
 
-from catalogue.benchmark import BenchmarkRun, LevelResult, RateLevel
-from catalogue.launch import sweep_workload
-from catalogue.loading import Entry
-from catalogue.sampling import level_machine
-from catalogue.texts import TextKind
-from runner import capacity_search
-from runner.plan import Plan
-from runner.record import build_run, provenance, write_run
+from catalogue.models.benchmark import BenchmarkRun, LevelResult, RateLevel
+from catalogue.models.launch import sweep_workload
+from catalogue.models.loading import Entry
+from catalogue.models.texts import TextKind
+from catalogue.stats.sampling import level_machine
+from runner.measuring import capacity_search
+from runner.measuring.state_gate import with_passports
+from runner.planning.plan import Plan
+from runner.recording.record import build_run, provenance, write_run
 from runner.state import Progress
-from runner.state_gate import with_passports
 
 Level = TypeVar("Level", LevelResult, RateLevel)
 

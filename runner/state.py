@@ -10,17 +10,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from catalogue.benchmark import Capacity, HostFacts, LevelResult, RateLevel
-from catalogue.loading import Entry
-from catalogue.passport import Passport
-from catalogue.quality import Quality
-from catalogue.sampling import HostSeries
-from runner import sampler
-from runner import server as srv
-from runner.containers import remove_labelled
-from runner.hosts import LOCAL, Host
-from runner.jobs import Job
-from runner.plan import Plan
+from catalogue.models.benchmark import Capacity, HostFacts, LevelResult, RateLevel
+from catalogue.models.loading import Entry
+from catalogue.models.passport import Passport
+from catalogue.models.quality import Quality
+from catalogue.stats.sampling import HostSeries
+from runner.hosts import server as srv
+from runner.hosts.containers import remove_labelled
+from runner.hosts.hosts import LOCAL, Host
+from runner.machine import sampler
+from runner.planning.jobs import Job
+from runner.planning.plan import Plan
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class Running:
     redact: list[str] = field(default_factory=list)
     """Values no log may hold (the run's API key, the variables passed by name): masked as output is written."""
     samplers: list[sampler.Sampler] = field(default_factory=list)
-    """The GPU sampler of each host (runner/sampler.py), from just before the sweep."""
+    """The GPU sampler of each host (runner/machine/sampler.py), from just before the sweep."""
 
     def node_exits(self) -> list[tuple[str, int]]:
         """(description, exit code) of every server that has exited."""

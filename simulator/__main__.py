@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from catalogue.errors import CatalogueError
+from catalogue.models.errors import CatalogueError
 from simulator.engine import Engine
 from simulator.profile import load_profile
 from simulator.server import Settings, Simulated, make_app

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, ValidationError
 
-from catalogue.errors import CatalogueError, from_validation
-from catalogue.strict import Strict
-from catalogue.yaml_files import parse_yaml
+from catalogue.models.errors import CatalogueError, from_validation
+from catalogue.models.strict import Strict
+from catalogue.models.yaml_files import parse_yaml
 
 PROFILES = Path(__file__).parent / "profiles"
 

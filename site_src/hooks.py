@@ -74,9 +74,11 @@ class CatalogueHooks:
         self.preview: Any = None
         """`mkdocs serve`: mkdocs_preview.Preview (what a rebuild carries over); made again with the code."""
         self.api_kept: Any = None
-        """`mkdocs serve`: catalogue.api.KeptDocuments (documents of unchanged recipes); made again with the code."""
+        """`mkdocs serve`: catalogue.site.api.KeptDocuments (documents of unchanged recipes); made again with the
+        code."""
         self.sparkrun_kept: dict[str, Any] | None = None
-        """`mkdocs serve`: the sparkrun file of each unchanged recipe (catalogue.sparkrun_export.sparkrun_files)."""
+        """`mkdocs serve`: the sparkrun file of each unchanged recipe
+        (catalogue.publish.sparkrun_export.sparkrun_files)."""
 
     def start(self, command: str, dirty: bool) -> None:
         """A new MkDocs command in this process: what a serve rebuild carries over is made afresh."""
@@ -97,7 +99,7 @@ class CatalogueHooks:
         self.adapter = importlib.import_module("catalogue.site.mkdocs_adapter")
         if self.serving and self.preview is None:
             self.preview = importlib.import_module("catalogue.site.mkdocs_preview").Preview(self.dirty)
-            self.api_kept = importlib.import_module("catalogue.api").KeptDocuments()
+            self.api_kept = importlib.import_module("catalogue.site.api").KeptDocuments()
             self.sparkrun_kept = {}
         return importlib.import_module("catalogue.site.build")
 
@@ -122,9 +124,11 @@ class CatalogueHooks:
         self.generated = dict(build.pages)
         for file in [f for f in files if _unused_theme_file(f.src_uri, config)]:
             files.remove(file)
-        api = importlib.import_module("catalogue.api")  # the JSON API (api/v1/): static files beside the pages
+        api = importlib.import_module("catalogue.site.api")  # the JSON API (api/v1/): static files beside the pages
         documents = api.api_documents(build.recipes, kept=self.api_kept)
-        sparkrun = importlib.import_module("catalogue.sparkrun_export")  # each published recipe as a sparkrun file
+        sparkrun = importlib.import_module(
+            "catalogue.publish.sparkrun_export"
+        )  # each published recipe as a sparkrun file
         documents |= sparkrun.sparkrun_files([entry for entry, _ in build.recipes], self.sparkrun_kept)
         if self.preview is not None:
             self.preview.add_files(config, files, build.pages, documents)

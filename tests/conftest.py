@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.loading import Entry, load_catalogue
+from catalogue.models.loading import Entry, load_catalogue
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 import docker_env  # noqa: E402
 
-from runner.server import session_members  # noqa: E402
+from runner.hosts.server import session_members  # noqa: E402
 
 
 def docker_available() -> str | None:

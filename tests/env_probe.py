@@ -11,7 +11,7 @@ import subprocess
 import psutil
 
 import runner.refresh as refresh_module
-from runner import server as srv
+from runner.hosts import server as srv
 
 NAMES = (
     "AWS_ACCESS_KEY_ID",

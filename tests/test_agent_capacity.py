@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from catalogue.agent_capacity import bracket, capacity, next_sessions, verdicts
-from catalogue.agents import AgentLevel
-from catalogue.request_samples import decide
-from catalogue.slo import Slo
-from catalogue.stats import Stats
+from catalogue.models.latency import Stats
+from catalogue.models.slo import Slo
+from catalogue.stats.agent_capacity import bracket, capacity, next_sessions, verdicts
+from catalogue.stats.agents import AgentLevel
+from catalogue.stats.request_samples import decide
 
 SLO = Slo(percentile=90, ttft=300)
 
@@ -73,7 +73,7 @@ def test_nothing_met_halves_down_to_one_session():
 def test_the_search_finds_a_known_capacity_from_two_planned_levels(knee):
     """A stand-in server whose turns all meet up to `knee` sessions and a third miss above it: the search (planned
     levels 2 and 4, then its own probes) ends on exactly that bracket. Where the simulated-server issue's profile
-    exists, its levels feed the same loop (runner.agents.search)."""
+    exists, its levels feed the same loop (runner.measuring.agents.search)."""
 
     def measured(sessions: int, probe: int | None) -> AgentLevel:
         return level(sessions, 0 if sessions <= knee else 60, probe=probe)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from catalogue import agent_levels
-from catalogue.request_samples import intervals
+from catalogue.stats import agent_levels
+from catalogue.stats.request_samples import intervals
 
 EXPORT = Path(__file__).parent / "data" / "aiperf-agents" / "s2" / "profile_export.jsonl"
 """AIPerf 0.13.0 replaying a mooncake trace (2 sessions at a time, chat endpoint) against the tiny CPU server."""

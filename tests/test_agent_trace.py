@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from catalogue import agent_trace
-from catalogue.agent_trace import AgentTrace
-from catalogue.workload import Workload
+from catalogue.models import agent_trace
+from catalogue.models.agent_trace import AgentTrace
+from catalogue.models.workload import Workload
 
 BASE = AgentTrace(
     sessions=4, turns=3, block_tokens=64, first_turn_blocks=10, reuse=0.5, growth_blocks=2, output_tokens=16,
@@ -107,7 +107,7 @@ def test_the_command_writes_a_trace_and_refuses_bad_input_in_one_line(tmp_path: 
 
 
 def test_the_shipped_trace_is_what_its_parameters_make(repo: Path):
-    from catalogue.loading import load_entry
+    from catalogue.models.loading import load_entry
 
     entry = load_entry(repo / "examples" / "tiny-cpu-agents")
     setting = entry.recipe.sweep.agents

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from catalogue import api
-from catalogue.agents import SessionCapacity
-from catalogue.loading import load_entry
+from catalogue.models.loading import load_entry
+from catalogue.site import api
 from catalogue.site.agents_view import agents_section, capacity_text, pooled_hit_rate
 from catalogue.site.index_page import index_row
 from catalogue.site.pages import render_recipe
-from runner import agents
+from catalogue.stats.agents import SessionCapacity
+from runner.measuring import agents
 from tests.test_runner_agents_step import fake_aiperf, refresh
 
 

@@ -10,15 +10,15 @@ import re
 import pytest
 from jsonschema import Draft202012Validator
 
-from catalogue.api import INDEX_PATH, INDEX_SCHEMA_PATH, RECIPE_SCHEMA_PATH, api_documents, recipe_document_path
-from catalogue.benchmark import LevelResult
-from catalogue.cli import main
+from catalogue.commands.cli import main
 from catalogue.flags.drift import release_checkers, release_snapshots
-from catalogue.metrics import METRICS
+from catalogue.models.benchmark import LevelResult
+from catalogue.site.api import INDEX_PATH, INDEX_SCHEMA_PATH, RECIPE_SCHEMA_PATH, api_documents, recipe_document_path
 from catalogue.site.build import SiteBuild, generate
 from catalogue.site.index_page import index_rows
 from catalogue.site.templating import fmt_num
 from catalogue.site.urls import INDEX, recipe_path
+from catalogue.stats.metrics import METRICS
 from tests.site_support import REPO, mkdocs_build
 
 WHEN = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)
@@ -219,8 +219,8 @@ def test_the_api_carries_rate_levels_and_capacity(capacity_entry):
 
 
 def test_a_p99_from_too_few_requests_is_marked_unbounded_in_the_api():
-    from catalogue.api import api_run
-    from catalogue.loading import load_entry
+    from catalogue.models.loading import load_entry
+    from catalogue.site.api import api_run
 
     run = load_entry(REPO / "examples" / "tiny-cpu-docker").latest
     document = api_run(run)

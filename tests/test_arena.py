@@ -9,10 +9,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from catalogue.arena import REGISTRY_COMMIT, REGISTRY_FILE, SPARK_ARENA_V2, ArenaSetting
-from catalogue.loading import load_entry
-from catalogue.workload import Workload
-from runner import arena, arena_corpus
+from catalogue.models.arena import REGISTRY_COMMIT, REGISTRY_FILE, SPARK_ARENA_V2, ArenaSetting
+from catalogue.models.loading import load_entry
+from catalogue.models.workload import Workload
+from runner.measuring import arena, arena_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 KEPT = REPO / "tests" / "data" / "sparkrun" / "recipe-registry"
@@ -31,7 +31,7 @@ def test_the_profile_is_the_registry_file_kept_from_that_commit():
     # every (depth, concurrency) pair of the Arena's schedule, and no other
     pairs = {(s["depth"], s["concurrency"]) for s in data["schedule"]}
     assert pairs == {(d, c) for d in args["depth"] for c in args["concurrency"]}
-    assert REGISTRY_COMMIT in (REPO / "catalogue" / "arena.py").read_text()
+    assert REGISTRY_COMMIT in (REPO / "catalogue" / "models" / "arena.py").read_text()
 
 
 def test_the_whole_profile_needs_no_reason():

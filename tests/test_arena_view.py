@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from catalogue.loading import load_entry
-from catalogue.recipe import Comparison
+from catalogue.models.loading import load_entry
+from catalogue.models.recipe import Comparison
 from catalogue.site import launch_view, view
 from catalogue.site.arena_view import arena_section
 from catalogue.site.pages import render_recipe
@@ -77,8 +77,8 @@ def test_a_plain_comparison_is_judged_against_the_runners_own_run_not_the_arenas
 def test_reproduce_takes_the_runners_own_run_and_names_the_refresh_of_an_arena_run():
     import pytest
 
-    from catalogue.errors import CatalogueError
-    from catalogue.reproduce import measured_run
+    from catalogue.models.errors import CatalogueError
+    from catalogue.models.reproduce import measured_run
 
     entry = tiny()
     assert launch_view.reproduce_block(entry).stamp == entry.latest.stamp == measured_run(entry, None).stamp

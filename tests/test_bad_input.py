@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 
 RUN = "runs/20260506T000000Z.json"
 

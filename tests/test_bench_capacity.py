@@ -4,8 +4,8 @@ between searches (hand-computed with the early-stopping rule at 99 %)."""
 from __future__ import annotations
 
 from benchmarks.capacity import contradictions, decided
-from catalogue.benchmark import RateLevel, Stats
-from catalogue.slo import Slo
+from catalogue.models.benchmark import RateLevel, Stats
+from catalogue.models.slo import Slo
 
 SLO = Slo(percentile=95, ttft=400)
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.bounded import (
+from catalogue.commands.cli import main
+from catalogue.flags.snapshot import newest_committed
+from catalogue.models.bounded import (
     MAX_DEPTH,
     MAX_TEMPLATE_CHARS,
     MAX_YAML_NODES,
@@ -21,9 +23,7 @@ from catalogue.bounded import (
     load_json,
     read_bounded,
 )
-from catalogue.cli import main
-from catalogue.errors import CatalogueError
-from catalogue.flags.snapshot import newest_committed
+from catalogue.models.errors import CatalogueError
 from catalogue.paste.sparkrun_format import TemplateTooLarge, render
 
 RUN = "runs/20260506T000000Z.json"
@@ -150,8 +150,8 @@ def test_alias_bomb_recipe_fails_validate_in_one_line(recipe_copy, capsys):
 
 
 def test_deep_raw_and_import_files_are_one_line(tmp_path):
-    from catalogue.file_secrets import file_secret_errors
     from catalogue.imports.source import read_json
+    from catalogue.policy.file_secrets import file_secret_errors
 
     deep = tmp_path / "c1.json"
     deep.write_text(deep_run_text())
@@ -170,19 +170,19 @@ def test_deep_raw_and_import_files_are_one_line(tmp_path):
 MEASURE = """
 import sys, time
 from pathlib import Path
-from catalogue.errors import CatalogueError
+from catalogue.models.errors import CatalogueError
 from catalogue.flags.snapshot import newest_committed
 kind, path = sys.argv[1], Path(sys.argv[2])
 if kind == "sparkrun":
-    from catalogue.paste.docker_run import DockerRunOptions
+    from catalogue.policy.docker_run import DockerRunOptions
     from catalogue.paste.sparkrun import read_sparkrun
     options = DockerRunOptions.committed()
     load = lambda: read_sparkrun(path.read_text(), str(path), options, {})
 elif kind == "recipe":
-    from catalogue.loading import parse_recipe
+    from catalogue.models.loading import parse_recipe
     load = lambda: parse_recipe(path)
 else:
-    from catalogue.loading import parse_run
+    from catalogue.models.loading import parse_run
     load = lambda: parse_run(path)
 started = time.perf_counter()
 try:
@@ -220,7 +220,7 @@ def test_each_crasher_is_refused_within_a_second_and_200_mb(kind, tmp_path):
 def test_a_run_file_at_the_nesting_limit_still_loads_as_far_as_its_schema(tmp_path):
     path = tmp_path / "20260506T000000Z.json"
     path.write_text(json.dumps({"notes": [["x"]]}))
-    from catalogue.loading import parse_run
+    from catalogue.models.loading import parse_run
 
     with pytest.raises(CatalogueError) as caught:
         parse_run(path)

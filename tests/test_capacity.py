@@ -1,4 +1,5 @@
-"""catalogue.capacity: the verdict of one level and the search, driven by a latency model whose capacity is known."""
+"""catalogue.stats.capacity: the verdict of one level and the search, driven by a latency model whose capacity is
+known."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import math
 
 import pytest
 
-from catalogue.benchmark import LevelResult, RateLevel, Stats
-from catalogue.capacity import (
+from catalogue.models.benchmark import LevelResult, RateLevel, Stats
+from catalogue.models.slo import Slo
+from catalogue.stats.capacity import (
     Point,
     Step,
     Verdict,
@@ -20,7 +22,6 @@ from catalogue.capacity import (
     retry,
     start,
 )
-from catalogue.slo import Slo
 
 SLO = Slo(percentile=95, ttft=2000, tpot=100)
 

@@ -1,12 +1,13 @@
-"""catalogue.capacity_conditioning: a limit an unloaded or lightly loaded server nearly reached, on measured cases."""
+"""catalogue.stats.capacity_conditioning: a limit an unloaded or lightly loaded server nearly reached, on measured
+cases."""
 
 from __future__ import annotations
 
 import pytest
 
-from catalogue.benchmark import LevelResult, RateLevel, Stats
-from catalogue.capacity_conditioning import flat_limit
-from catalogue.slo import Slo
+from catalogue.models.benchmark import LevelResult, RateLevel, Stats
+from catalogue.models.slo import Slo
+from catalogue.stats.capacity_conditioning import flat_limit
 
 SLO = Slo(percentile=95, ttft=100, tpot=20)
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.benchmark import LevelResult, Stats
 from catalogue.imports.vllm_bench import rate_level_from_raw
-from runner.capacity_search import search
-from runner.jobs import Job
+from catalogue.models.benchmark import LevelResult, Stats
+from runner.measuring.capacity_search import search
+from runner.planning.jobs import Job
 from runner.state import Progress
 from tests.queue_model import QueueServer
 from tests.test_capacity_search import Clock, setup

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
-from catalogue.loading import load_entry
+from catalogue.commands.cli import main
+from catalogue.models.loading import load_entry
 from tests.needs import needs_vllm
 from tests.test_runner import REPO, _is_server, free_port, ours_alive, sessions_left
 
@@ -37,8 +37,9 @@ def tiny(tmp_path):
 LOAD_BOUND = {"slo": {"percentile": 95, "ttft": 400, "tpot": 100}}
 """Limits a loaded server reaches on any machine, for the tests of the search's path. The example's own (p95 TPOT ≤ 20
 ms) binds at the server's noise on a slow VM: there one request at a time used 41-57 % of it, and a CI run on such a
-VM failed all three tests here with "even the lowest rate probed, 2 req/s, misses" (catalogue.capacity_conditioning).
-One request at a time here takes 15-50 ms to its first token and 4-14 ms a token after it."""
+VM failed all three tests here with "even the lowest rate probed, 2 req/s, misses"
+(catalogue.stats.capacity_conditioning). One request at a time here takes 15-50 ms to its first token and 4-14 ms a
+token after it."""
 
 
 def load_bound(open_loop: dict) -> dict:

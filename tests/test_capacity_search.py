@@ -1,5 +1,6 @@
-"""runner.capacity_search's loop on its own: the probes it hands the client, its time budget, a resumed search and
-an outright failure. The client is replaced by a queue model here; tests/test_capacity_runner.py runs the real one."""
+"""runner.measuring.capacity_search's loop on its own: the probes it hands the client, its time budget, a resumed search
+and an outright failure. The client is replaced by a queue model here; tests/test_capacity_runner.py runs the real
+one."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from catalogue.benchmark import LevelResult, RateLevel, Stats
-from catalogue.loading import load_entry
-from runner.capacity_search import by_rate, search
-from runner.jobs import Job, rate_job
-from runner.plan import make_plan
+from catalogue.models.benchmark import LevelResult, RateLevel, Stats
+from catalogue.models.loading import load_entry
+from runner.measuring.capacity_search import by_rate, search
+from runner.planning.jobs import Job, rate_job
+from runner.planning.plan import make_plan
 from runner.state import Progress
 from tests.test_capacity import queue_model
 
@@ -130,7 +131,9 @@ def test_a_resumed_probe_with_an_absurd_latency_stops_on_the_budget(tmp_path):
     an OverflowError mid-search; the next probe is sized at the most a probe sends, and the budget stops the search."""
     entry, plan, progress = setup(tmp_path, search_budget_s=300)
     with pytest.raises(ValidationError):
-        Stats(mean=1e308)  # a run file can no longer hold it (catalogue.plausible); the search guards itself still
+        Stats(
+            mean=1e308
+        )  # a run file can no longer hold it (catalogue.models.plausible); the search guards itself still
     absurd = queue_model(3.1)(2.5).model_copy(update={"probe": 1, "e2e_ms": Stats.model_construct(mean=1e308)})
     progress.rates = {"probe1": absurd}
     clock = Clock()

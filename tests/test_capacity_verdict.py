@@ -1,12 +1,12 @@
-"""catalogue.capacity_verdict on pooled probes: the early-stopping rule on per-request counts (decided, undecided,
+"""catalogue.stats.capacity_verdict on pooled probes: the early-stopping rule on per-request counts (decided, undecided,
 settled), each probe counted at its independent share, saturation read from the steady rates, and the words of each
 verdict. The counts' verdicts are the rule's, worked out in tests/test_request_samples.py (decide)."""
 
 from __future__ import annotations
 
-from catalogue.benchmark import RateLevel, Stats
-from catalogue.capacity_verdict import SETTLED, judge, judge_pooled, kept_up
-from catalogue.slo import Slo
+from catalogue.models.benchmark import RateLevel, Stats
+from catalogue.models.slo import Slo
+from catalogue.stats.capacity_verdict import SETTLED, judge, judge_pooled, kept_up
 
 SLO = Slo(percentile=95, ttft=2000)
 

@@ -1,4 +1,4 @@
-"""Every process the runner starts gets runner.child_env's environment: nothing of the owner's shell but what it
+"""Every process the runner starts gets runner.hosts.child_env's environment: nothing of the owner's shell but what it
 needs, the values the runner passes and the recipe's by-name variables. The docker run below sets twenty fake
 credentials in this process and reads, inside the running containers and in the docker CLIs the runner started,
 that none arrived but the one the recipe takes by name (one server boot; the local `vllm serve` is read the same
@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
-from catalogue.loading import load_entry
-from runner import server as srv
-from runner.child_env import child_env, for_argv
-from runner.plan import make_plan
+from catalogue.commands.cli import main
+from catalogue.models.loading import load_entry
+from runner.hosts import server as srv
+from runner.hosts.child_env import child_env, for_argv
+from runner.planning.plan import make_plan
 from tests.env_probe import FAKE, environ_of, leaks, probing, set_fake_credentials
 
 REPO = Path(__file__).resolve().parents[1]

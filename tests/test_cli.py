@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from catalogue.cli import plugin_commands
+from catalogue.commands.cli import plugin_commands
 
 
 def test_refresh_is_registered_by_the_runner():

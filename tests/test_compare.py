@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from catalogue.metrics import BY_NAME
+from catalogue.models.topology import node_count
 from catalogue.site.compare import Member, compare, metric_rows, pareto_points
-from catalogue.topology import node_count
+from catalogue.stats.metrics import BY_NAME
 from tests.test_site_pages import SEEDS
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.containers import own_options
+from runner.hosts.containers import own_options
 
 
 def test_detach_restart_rm_and_name_are_dropped_and_said():

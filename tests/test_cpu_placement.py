@@ -1,5 +1,5 @@
-"""runner.cpu_placement (`refresh --cpus`): CPU lists, and the runner's own affinity, which every process it starts
-afterwards inherits, checked on real processes; the refusals in one line."""
+"""runner.hosts.cpu_placement (`refresh --cpus`): CPU lists, and the runner's own affinity, which every process it
+starts afterwards inherits, checked on real processes; the refusals in one line."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from catalogue.cli import main
-from runner import cpu_placement
+from catalogue.commands.cli import main
+from runner.hosts import cpu_placement
 from tests.test_runner import REPO
 
 CPUS = sorted(os.sched_getaffinity(0))

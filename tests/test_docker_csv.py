@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from catalogue.docker_csv import CsvError, first_record
+from catalogue.policy.docker_csv import CsvError, first_record
 
 
 @pytest.mark.parametrize(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import yaml
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 from catalogue.flags.drift import accepted_by, drift_row, release_checker, release_checkers, release_snapshots
 from catalogue.flags.snapshot import version_key
-from catalogue.loading import load_entry
+from catalogue.models.loading import load_entry
 
 
 def with_flags(recipe_copy, flags: dict):

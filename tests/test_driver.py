@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 
-from runner.driver import metrics_lines
+from runner.scripts.driver import metrics_lines
 
 LINE = b'vllm:time_to_first_token_seconds_sum{engine="0"} 1.5\n'
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.cli import main
-from catalogue.launch import split_command
+from catalogue.commands.cli import main
+from catalogue.models.launch import split_command
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from catalogue.energy import MAX_GAP_S, Energy, integrate, longest_gap, per_token
+from catalogue.stats.energy import MAX_GAP_S, Energy, integrate, longest_gap, per_token
 
 
 def sampled(fn, start: float, end: float, step: float = 1.0) -> list[tuple[float, float]]:

@@ -1,12 +1,12 @@
-"""The server's own clock per level (catalogue.engine_timing): vLLM's histogram sums and counts before and after a
+"""The server's own clock per level (catalogue.stats.engine_timing): vLLM's histogram sums and counts before and after a
 level, and the burst rule, against hand-computed cases."""
 
 from __future__ import annotations
 
 import pytest
 
-from catalogue.engine_timing import NAMES, burst_delivery, parse_sums, plausible, timing
-from runner.driver import HISTOGRAMS, KEPT
+from catalogue.stats.engine_timing import NAMES, burst_delivery, parse_sums, plausible, timing
+from runner.scripts.driver import HISTOGRAMS, KEPT
 
 BEFORE = """\
 # HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.
@@ -74,9 +74,9 @@ def test_the_driver_keeps_exactly_the_lines_read_here():
 def test_the_page_marks_a_level_whose_tokens_arrived_in_bursts(repo):
     """The committed tiny run with the engine's clock put beside c2: agreeing, nothing is said; at 0.56 of the
     engine's TPOT (the measured case), c2 carries a 'bursts' badge and the reason in both figures."""
-    from catalogue.engine_timing import EngineTiming
-    from catalogue.loading import load_entry
+    from catalogue.models.loading import load_entry
     from catalogue.site.pages import render_recipe
+    from catalogue.stats.engine_timing import EngineTiming
     from tests.test_openloop import with_run
 
     entry = load_entry(repo / "examples" / "tiny-cpu")
@@ -150,7 +150,7 @@ def test_engine_figures_the_clients_cannot_bound_are_not_believed():
 
 
 def test_an_engine_figure_past_its_plausible_bound_is_no_timing():
-    """A run file past catalogue.plausible's bounds does not load, so the runner keeps no such figure: an image whose
-    /metrics says its requests took 1e9 ms per token records no engine timing (the run goes on)."""
+    """A run file past catalogue.models.plausible's bounds does not load, so the runner keeps no such figure: an image
+    whose /metrics says its requests took 1e9 ms per token records no engine timing (the run goes on)."""
     huge = "vllm:request_time_per_output_token_seconds_sum 1e6\nvllm:request_time_per_output_token_seconds_count 1"
     assert timing("", huge) is None

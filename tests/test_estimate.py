@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from catalogue.loading import load_entry
-from runner.estimate import OUTSIDE_S, estimate, lines
-from runner.plan import make_plan
+from catalogue.models.loading import load_entry
+from runner.planning.estimate import OUTSIDE_S, estimate, lines
+from runner.planning.plan import make_plan
 from tests.site_support import REPO
 
 

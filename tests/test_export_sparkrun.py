@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
-from catalogue.launch import flags_argv
-from catalogue.loading import load_catalogue
+from catalogue.commands.cli import main
+from catalogue.models.launch import flags_argv
+from catalogue.models.loading import load_catalogue
 from catalogue.paste.sparkrun import parse_sparkrun
-from catalogue.sparkrun_export import SPARKRUN_CACHE_ENV, sparkrun_path
+from catalogue.publish.sparkrun_export import SPARKRUN_CACHE_ENV, sparkrun_path
 from tests.needs import tool_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def test_the_site_export_carries_each_published_recipes_file(tmp_path):
 def test_a_serve_rebuild_writes_only_the_sparkrun_files_of_changed_recipes(monkeypatch):
     """`mkdocs serve` keeps each recipe's sparkrun text while its entry is the same object (the site's rebuild cache
     keeps an entry while its files are unchanged); a new entry object is written again."""
-    from catalogue import sparkrun_export
+    from catalogue.publish import sparkrun_export
 
     written: list[str] = []
     real = sparkrun_export.sparkrun_recipe

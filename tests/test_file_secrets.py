@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.cli import main
-from catalogue.errors import CatalogueError
-from catalogue.file_secrets import file_secret_errors, json_secret_errors, mask_text
-from catalogue.loading import load_entry
+from catalogue.commands.cli import main
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import load_entry
+from catalogue.policy.file_secrets import file_secret_errors, json_secret_errors, mask_text
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = REPO / "tests" / "data" / "tool-outputs"

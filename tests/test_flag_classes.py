@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.flag_classes import (
+from catalogue.flags.snapshot import installed_vllm_version
+from catalogue.policy.flag_classes import (
     FLAG_CLASSES,
     KEY_CLASSES,
     canonical,
@@ -20,7 +21,6 @@ from catalogue.flag_classes import (
     snapshot_options,
     unclassed,
 )
-from catalogue.flags.snapshot import installed_vllm_version
 
 REPO = Path(__file__).resolve().parents[1]
 SNAPSHOTS = sorted((REPO / "snapshots").glob("vllm-*.json"))
@@ -32,7 +32,7 @@ def read(path: Path) -> dict:
 
 @pytest.mark.parametrize("path", SNAPSHOTS, ids=[p.stem for p in SNAPSHOTS])
 def test_every_free_text_flag_and_json_key_of_a_committed_snapshot_has_a_class(path):
-    assert unclassed(read(path)) == [], f"classify these in catalogue/policy_flags.yaml ({path.name})"
+    assert unclassed(read(path)) == [], f"classify these in catalogue/policy/flags.yaml ({path.name})"
 
 
 def test_a_new_release_with_an_unclassed_flag_or_key_fails_the_check():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 from catalogue.flags.checkers import SnapshotChecker
 from catalogue.flags.snapshot import (
     SNAPSHOT_DIR,
@@ -16,7 +16,7 @@ from catalogue.flags.snapshot import (
     write_snapshot,
 )
 from catalogue.flags.validate import check_flags
-from catalogue.loading import load_entry
+from catalogue.models.loading import load_entry
 from tests.needs import IN_CI
 
 pytestmark = pytest.mark.vllm

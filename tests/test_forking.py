@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from catalogue import forking
-from catalogue.errors import CatalogueError
+from catalogue.models.errors import CatalogueError
+from catalogue.site import forking
 
 
 @pytest.fixture(autouse=True)

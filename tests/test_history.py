@@ -6,10 +6,10 @@ import json
 import re
 import shutil
 
-from catalogue.loading import load_entry
-from catalogue.run_differences import differences
+from catalogue.models.loading import load_entry
 from catalogue.site.history import history_rows, trend_chart
 from catalogue.site.pages import render_recipe
+from catalogue.stats.run_differences import differences
 
 
 def two_runs(tmp_path, repo):

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import runner.hosts as hosts_module
-from catalogue.cli import main
-from catalogue.errors import CatalogueError
-from runner.hosts import LOCAL, Host, parse_hosts
+import runner.hosts.hosts as hosts_module
+from catalogue.commands.cli import main
+from catalogue.models.errors import CatalogueError
+from runner.hosts.hosts import LOCAL, Host, parse_hosts
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from catalogue.image_refs import digest_of, repository, same_repository
+from catalogue.models.image_refs import digest_of, repository, same_repository
 
 DIGEST = "@sha256:" + "0f" * 32
 

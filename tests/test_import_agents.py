@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from catalogue import agent_trace
-from catalogue.cli import main
-from catalogue.loading import load_entry
+from catalogue.commands.cli import main
+from catalogue.models import agent_trace
+from catalogue.models.loading import load_entry
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "aiperf-agents"

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 from catalogue.imports import llama_benchy
-from catalogue.loading import load_entry
+from catalogue.models.loading import load_entry
 from catalogue.site.pages import render_recipe
 from catalogue.site.templating import fmt_num
-from runner.server import healthy, session_members, start, stop_group
+from runner.hosts.server import healthy, session_members, start, stop_group
 from tests.needs import missing, needs_vllm, tool
 from tests.test_runner import free_port
 
@@ -77,7 +77,7 @@ GOODPUT = {"ttft": 30.0, "tpot": 5.0}
 
 def verdict_from(p95: dict[str, float], offered: float | None, achieved: float | None, failed: int = 0) -> str:
     """The verdict that the tool's own figures call for under GOODPUT, worked out here from the rule the run file
-    states (not by catalogue.capacity): a failed request fails the level; a level that completed under 90 % of the
+    states (not by catalogue.stats.capacity): a failed request fails the level; a level that completed under 90 % of the
     offered rate saturated; else the limit furthest over (p95 ÷ limit) is named with its figure, or it "meets"."""
     if failed:
         return f"{failed} of "  # the verdict starts so; the total is the importer's count

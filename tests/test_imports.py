@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 from catalogue.imports import llama_benchy, vllm_bench
-from catalogue.loading import load_entry
+from catalogue.models.loading import load_entry
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = REPO / "tests" / "data" / "tool-outputs"

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
-from catalogue.platform import load_platform
-from catalogue.policy import check_serving, context_for
-from catalogue.recipe import Recipe
-from runner.docker_view import read_view
-from runner.hosts import LOCAL
-from runner.inspect_gate import Container, Refused, Verdicts, baseline, create_all, inspect, judge
+from catalogue.commands.cli import main
+from catalogue.models.platform import load_platform
+from catalogue.models.recipe import Recipe
+from catalogue.policy.check import check_serving, context_for
+from runner.hosts.docker_view import read_view
+from runner.hosts.hosts import LOCAL
+from runner.planning.inspect_gate import Container, Refused, Verdicts, baseline, create_all, inspect, judge
 from tests.docker_support import free_port
 from tests.policy_corpus import CASES
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.policy import check_options
-from runner.docker_view import OwnMount
-from runner.hosts import LOCAL
-from runner.inspect_gate import Container, Refused, Verdicts, create_all
+from catalogue.policy.check import check_options
+from runner.hosts.docker_view import OwnMount
+from runner.hosts.hosts import LOCAL
+from runner.planning.inspect_gate import Container, Refused, Verdicts, create_all
 
 IMAGE = "local/debian-py:bookworm"
 pytestmark = [pytest.mark.docker]

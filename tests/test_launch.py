@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from catalogue.launch import flag_words, shell_command, split_command
-from catalogue.topology import launch_argv, layout, placeholder_nodes
+from catalogue.models.launch import flag_words, shell_command, split_command
+from catalogue.models.topology import launch_argv, layout, placeholder_nodes
 
 
 def test_flag_words():

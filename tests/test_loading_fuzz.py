@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalogue.errors import CatalogueError
-from catalogue.loading import parse_recipe, parse_run
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import parse_recipe, parse_run
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = (REPO / "examples" / "tiny-cpu-docker" / "recipe.yaml").read_text()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = "gptoss-120b"

@@ -1,5 +1,6 @@
-"""catalogue.machine_speed: runs measured with the machine in another state (its CPU calibration) are not compared;
-hand-computed cases from the calibrations measured on this two-CPU machine (idle 9.6 ms, one CPU busy 14.4 ms)."""
+"""catalogue.stats.machine_speed: runs measured with the machine in another state (its CPU calibration) are not
+compared; hand-computed cases from the calibrations measured on this two-CPU machine (idle 9.6 ms, one CPU busy 14.4
+ms)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import datetime as dt
 
 import pytest
 
-from catalogue.machine_speed import MACHINE_RATIO, apart, other_state
-from catalogue.recipe import RegressionBand
-from catalogue.regression import report
+from catalogue.models.recipe import RegressionBand
+from catalogue.stats.machine_speed import MACHINE_RATIO, apart, other_state
+from catalogue.stats.regression import report
 from tests.test_regression import series
 
 
@@ -71,7 +72,7 @@ def test_the_window_leaves_out_runs_of_another_machine_state_and_says_so(tmp_pat
 def test_the_probe_times_every_cpu_hashing_at_once(monkeypatch):
     """The passport probe's calibration: each round hashes CALIBRATION_MIB on every CPU in threads, and the reading
     is the median round. A fake clock gives the rounds 10, 30, 20, ... ms: the median of 15 such rounds is 20."""
-    from runner import passport_probe
+    from runner.scripts import passport_probe
 
     hashed: list[int] = []
     monkeypatch.setattr(passport_probe.hashlib, "sha256", lambda data: hashed.append(len(data)))
@@ -90,8 +91,8 @@ def test_an_infinite_calibration_in_a_run_file_is_refused_in_one_line(tmp_path, 
     import json
     import shutil
 
-    from catalogue.errors import CatalogueError
-    from catalogue.loading import load_entry
+    from catalogue.models.errors import CatalogueError
+    from catalogue.models.loading import load_entry
 
     folder = tmp_path / "tiny-cpu-docker"
     shutil.copytree(repo / "examples" / "tiny-cpu-docker", folder)

@@ -8,16 +8,16 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
-from catalogue.loading import Entry, load_catalogue, load_entry
-from catalogue.metrics import BY_NAME
-from catalogue.platform import load_platform
-from catalogue.price_model import cost_per_million, load_price_model
-from catalogue.sampling import HostLevelSamples, LevelMachine
+from catalogue.models.loading import Entry, load_catalogue, load_entry
+from catalogue.models.platform import load_platform
 from catalogue.site import view
 from catalogue.site.compare import Member, metric_rows
 from catalogue.site.index_page import index_row
 from catalogue.site.machine_view import machine_box
 from catalogue.site.pages import render_index, render_recipe
+from catalogue.stats.metrics import BY_NAME
+from catalogue.stats.price_model import cost_per_million, load_price_model
+from catalogue.stats.sampling import HostLevelSamples, LevelMachine
 
 REPO = Path(__file__).resolve().parents[1]
 T0 = dt.datetime(2026, 11, 25, 3, 0, tzinfo=dt.UTC)
@@ -135,7 +135,7 @@ def test_comparisons_rank_tokens_per_joule_only_among_measured_levels():
 
 
 def test_each_levels_cpu_calibration_is_shown():
-    """The client's calibration before and after each level (catalogue.machine_speed) is a column of the machine
+    """The client's calibration before and after each level (catalogue.stats.machine_speed) is a column of the machine
     box. Without readings: no column."""
     entry = spark_entry({c: machine(None, why="no GPU") for c in (1, 2, 4)}, {1: 1.0, 2: 2.0, 4: 3.0})
     run = entry.latest

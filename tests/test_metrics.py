@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from catalogue.benchmark import LevelResult, Stats
-from catalogue.metrics import BY_NAME, METRICS, metric_value, p99_interval, peak_withheld, published_p99, published_peak
+from catalogue.models.benchmark import LevelResult, Stats
+from catalogue.stats.metrics import (
+    BY_NAME,
+    METRICS,
+    metric_value,
+    p99_interval,
+    peak_withheld,
+    published_p99,
+    published_peak,
+)
 
 
 def test_one_entry_per_metric_and_recipe_metrics_are_known():
     from typing import get_args
 
-    from catalogue.recipe import Metric
+    from catalogue.models.recipe import Metric
 
     assert len(BY_NAME) == len(METRICS)
     assert set(get_args(Metric)) <= set(BY_NAME)

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 from catalogue.flags.select import upstream_checker
-from catalogue.launch import flags_argv, shell_command
-from catalogue.loading import load_catalogue, load_entry, parse_recipe
-from catalogue.recipe import ClusterTopology, Recipe
-from catalogue.topology import MASTER_PORT, launch_argv
+from catalogue.models.launch import flags_argv, shell_command
+from catalogue.models.loading import load_catalogue, load_entry, parse_recipe
+from catalogue.models.recipe import ClusterTopology, Recipe
+from catalogue.models.topology import MASTER_PORT, launch_argv
 
 REPO = Path(__file__).resolve().parents[1]
 COMMANDS = REPO / "tests" / "data" / "commands"

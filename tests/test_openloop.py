@@ -6,8 +6,8 @@ import dataclasses
 import html
 import re
 
-from catalogue.benchmark import BenchmarkRun
-from catalogue.loading import Entry
+from catalogue.models.benchmark import BenchmarkRun
+from catalogue.models.loading import Entry
 from catalogue.site import capacity_headline, openloop
 from catalogue.site.pages import render_recipe
 
@@ -69,7 +69,7 @@ def test_a_bracket_bound_settled_on_its_percentile_gives_the_decided_interval_be
 
 def test_a_capacity_whose_limit_was_nearly_reached_at_half_of_it_carries_a_caution(capacity_entry):
     """The fixture's lightest rates had room; with p95 TTFT at 900 ms of its 1 s limit at a rate at half the capacity
-    or less, the page says that the limit is set by noise more than load (catalogue.capacity_conditioning)."""
+    or less, the page says that the limit is set by noise more than load (catalogue.stats.capacity_conditioning)."""
     assert "noise more than load" not in _headline(render_recipe(capacity_entry).markdown())
     run = _run(capacity_entry)
     assert run.capacity is not None and run.capacity.rps is not None
@@ -234,7 +234,7 @@ def test_a_search_cut_short_says_so_and_keeps_its_probes(capacity_entry):
 
 
 def test_the_runner_timings_are_folded_away_and_the_search_line_is_not(repo):
-    from catalogue.loading import load_entry
+    from catalogue.models.loading import load_entry
 
     entry = load_entry(repo / "examples" / "tiny-cpu-capacity")
     body = render_recipe(entry).body

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from catalogue.order_stats import binom_cdf, binom_pmfs, fewest_samples, rank_bounds
+from catalogue.stats.order_stats import binom_cdf, binom_pmfs, fewest_samples, rank_bounds
 
 
 def test_binomial_cdf_exact_values():

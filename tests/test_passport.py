@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from catalogue.passport import (
+from catalogue.models.passport import (
     SPEED_NOT_REPORTED,
     ContainerMemory,
     Gates,
@@ -15,7 +15,7 @@ from catalogue.passport import (
     gate_failures,
     throttle_names,
 )
-from catalogue.platform import load_platform
+from catalogue.models.platform import load_platform
 
 NOW = dt.datetime(2026, 11, 24, tzinfo=dt.UTC)
 SPARK = load_platform("dgx-spark").gates

@@ -7,15 +7,8 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
-from catalogue.loading import load_entry
-from catalogue.passport import (
-    ContainerMemory,
-    GpuState,
-    HostPassport,
-    InterfaceState,
-    Passport,
-    RdmaPort,
-)
+from catalogue.models.loading import load_entry
+from catalogue.models.passport import ContainerMemory, GpuState, HostPassport, InterfaceState, Passport, RdmaPort
 from catalogue.site.pages import render_recipe
 from catalogue.site.passport_view import where_it_ran
 

@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from catalogue.errors import CatalogueError
-from catalogue.paste.docker_run import DockerRunOptions, read_docker_run
+from catalogue.models.errors import CatalogueError
 from catalogue.paste.shell import split_commands
+from catalogue.policy.docker_run import DockerRunOptions, read_docker_run
 
 DOCKER = DockerRunOptions.committed()
 

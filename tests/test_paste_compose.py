@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.cli import main
-from catalogue.loading import parse_recipe
+from catalogue.commands.cli import main
+from catalogue.models.loading import parse_recipe
 
 REPO = Path(__file__).resolve().parents[1]
 COMMANDS = REPO / "tests" / "data" / "commands"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 from catalogue.commands.new_sparkrun import draft_ids, recipe_files
-from catalogue.loading import parse_recipe
+from catalogue.models.loading import parse_recipe
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "sparkrun"

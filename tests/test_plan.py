@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
-from catalogue.errors import CatalogueError
-from catalogue.launch import sweep_workload
-from catalogue.loading import load_entry
-from runner.hosts import parse_hosts
-from runner.plan import make_plan
-from runner.record import build_run, provenance
-from runner.rerun import refuse_different
+from catalogue.commands.cli import main
+from catalogue.models.errors import CatalogueError
+from catalogue.models.launch import sweep_workload
+from catalogue.models.loading import load_entry
+from runner.hosts.hosts import parse_hosts
+from runner.planning.plan import make_plan
+from runner.recording.record import build_run, provenance
+from runner.recording.rerun import refuse_different
 
 REPO = Path(__file__).resolve().parents[1]
 SPARKS = """hosts:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.errors import CatalogueError
-from catalogue.platform import PLATFORMS_DIR, NodeNet, UnknownPlatform, load_platform, profile_part
+from catalogue.models.errors import CatalogueError
+from catalogue.models.platform import PLATFORMS_DIR, NodeNet, UnknownPlatform, load_platform, profile_part
 
 SPARK = load_platform("dgx-spark")
 

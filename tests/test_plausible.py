@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from catalogue.benchmark import BenchmarkRun, RateLevel
-from catalogue.cli import main
-from catalogue.order_stats import binom_cdf, rank_bounds
-from catalogue.plausible import MAX_MS, MAX_REQUESTS, MAX_S
-from catalogue.request_samples import decide
-from catalogue.slo import OpenLoop, Slo
+from catalogue.commands.cli import main
+from catalogue.models.benchmark import BenchmarkRun, RateLevel
+from catalogue.models.plausible import MAX_MS, MAX_REQUESTS, MAX_S
+from catalogue.models.slo import OpenLoop, Slo
+from catalogue.stats.order_stats import binom_cdf, rank_bounds
+from catalogue.stats.request_samples import decide
 
 REPO = Path(__file__).resolve().parents[1]
 

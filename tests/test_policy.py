@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from catalogue import policy_paths, policy_rules
-from catalogue.cli import main
-from catalogue.platform import load_platform
-from catalogue.policy import (
+from catalogue.commands.cli import main
+from catalogue.models.platform import load_platform
+from catalogue.policy import paths as policy_paths
+from catalogue.policy import rules as policy_rules
+from catalogue.policy.check import (
     PolicyContext,
     check_launch,
     context_for,
@@ -21,7 +22,7 @@ from catalogue.policy import (
     required_allows,
     walk_options,
 )
-from catalogue.policy_env import env_table
+from catalogue.policy.env import env_table
 from tests.policy_corpus import CASES, FLAG_CASES, env, options, serving
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,7 +73,7 @@ def test_every_docker_run_option_has_a_class():
     ruled = {r.option for r in policy_rules.OPTION_RULES}
     for name in snapshot["takes_value"]:
         assert name in ruled or name in policy_rules.ALLOWED_OPTIONS or name in policy_rules.MOUNT_OPTIONS, (
-            f"--{name} has no class in catalogue/policy_rules.py"
+            f"--{name} has no class in catalogue/policy/rules.py"
         )
 
 
@@ -206,7 +207,7 @@ def test_seed_recipes_pass_with_notes_only(capsys):
 
 
 def test_the_page_shows_what_the_recipe_asks_escaped(recipe_copy):
-    from catalogue.loading import load_catalogue
+    from catalogue.models.loading import load_catalogue
     from catalogue.site.pages import build_pages
 
     root, folder = recipe_copy()
@@ -235,7 +236,7 @@ def test_a_symlink_in_a_recipe_folder_is_an_error(recipe_copy, capsys):
 
 
 def test_an_allow_name_is_read_as_the_policy_names_it():
-    from runner.policy_gate import normal_allow
+    from runner.planning.policy_gate import normal_allow
 
     assert normal_allow("cap-add=IPC_LOCK") == normal_allow("--cap-add=IPC_LOCK") == "--cap-add IPC_LOCK"
     assert normal_allow("no container") == "no container"

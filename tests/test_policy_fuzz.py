@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalogue.platform import load_platform
-from catalogue.policy import check_options, context_for
-from catalogue.policy_words import control_char
-from runner.docker_view import read_view
-from runner.hosts import LOCAL
-from runner.inspect_gate import Container, Verdicts, baseline, inspect, judge
+from catalogue.models.platform import load_platform
+from catalogue.policy.check import check_options, context_for
+from catalogue.policy.words import control_char
+from runner.hosts.docker_view import read_view
+from runner.hosts.hosts import LOCAL
+from runner.planning.inspect_gate import Container, Verdicts, baseline, inspect, judge
 
 IMAGE = "local/debian-py:bookworm"
 LABEL = "catalogue-test.gate=fuzz"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import yaml
 
-from catalogue.cli import main
-from catalogue.loading import load_entry
-from runner.plan import make_plan
-from runner.policy_gate import LOCAL_REASON, findings
+from catalogue.commands.cli import main
+from catalogue.models.loading import load_entry
+from runner.planning.plan import make_plan
+from runner.planning.policy_gate import LOCAL_REASON, findings
 
 
 def _with_flags(folder, **flags) -> None:

@@ -17,8 +17,8 @@ import psutil
 import pytest
 import yaml
 
-from catalogue.cli import main
-from catalogue.loading import load_entry
+from catalogue.commands.cli import main
+from catalogue.models.loading import load_entry
 from tests.docker_support import free_port, labelled_containers, live_sessions, start_sshd
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from catalogue.errors import CatalogueError
-from catalogue.price_model import BoxPrice, PriceModel, cost_per_million, load_price_model
+from catalogue.models.errors import CatalogueError
 from catalogue.site.templating import fmt_num
+from catalogue.stats.price_model import BoxPrice, PriceModel, cost_per_million, load_price_model
 
 MODEL = PriceModel(
     currency="USD",

@@ -8,10 +8,10 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from catalogue.benchmark import RateLevel
-from catalogue.probe_size import MOST_REQUESTS, effective_to_decide, more_to_decide, probe_requests
-from catalogue.request_samples import decide_effective
-from catalogue.slo import OpenLoop, Slo
+from catalogue.models.benchmark import RateLevel
+from catalogue.models.slo import OpenLoop, Slo
+from catalogue.stats.probe_size import MOST_REQUESTS, effective_to_decide, more_to_decide, probe_requests
+from catalogue.stats.request_samples import decide_effective
 
 SLO = Slo(percentile=95, ttft=100)
 OPEN_LOOP = OpenLoop(rates=[], min_window_s=5, min_requests=10)

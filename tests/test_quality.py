@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from catalogue import quality as q
+from catalogue.models import quality as q
 
 
 def test_accuracy_items_are_fixed_and_answerable():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from types import SimpleNamespace
 
-from catalogue import quality as q
+from catalogue.models import quality as q
 from catalogue.site.quality_view import NOT_MEASURED, compare_rows, is_reference, quality_box
 
 
@@ -62,7 +62,7 @@ def test_a_run_page_shows_quality_and_speculative_decoding_per_level(capacity_en
     from dataclasses import replace
 
     from catalogue.site.pages import render_recipe
-    from catalogue.spec_decode import SpecDecodeFigures
+    from catalogue.stats.spec_decode import SpecDecodeFigures
 
     run = capacity_entry.runs[-1]
     spec = SpecDecodeFigures(

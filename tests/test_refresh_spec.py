@@ -9,9 +9,9 @@ import shutil
 import pytest
 from transformers import AutoTokenizer
 
-from catalogue import texts
-from catalogue.cli import main
-from catalogue.loading import load_entry
+from catalogue.commands.cli import main
+from catalogue.models import texts
+from catalogue.models.loading import load_entry
 from catalogue.site.pages import render_recipe
 from tests.needs import needs_vllm
 from tests.test_runner import REPO, free_port, ours_alive

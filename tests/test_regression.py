@@ -9,15 +9,15 @@ import re
 import shutil
 from functools import partial
 
-from catalogue.loading import load_entry
-from catalogue.recipe import RegressionBand
-from catalogue.regression import baseline, report
+from catalogue.models.loading import load_entry
+from catalogue.models.recipe import RegressionBand
 from catalogue.site.pages import render_recipe
+from catalogue.stats.regression import baseline, report
 
 
 def without_calibrations(data: dict) -> dict:
     """A run's JSON with no CPU calibration (passports, levels): the band rules under test, not the machine's state
-    (catalogue.machine_speed has its own tests)."""
+    (catalogue.stats.machine_speed has its own tests)."""
     for host in data["provenance"].get("hosts", []):
         for side in ("before", "after"):
             if (host.get("passport") or {}).get(side):
@@ -245,7 +245,7 @@ def test_a_level_whose_tokens_arrived_in_bursts_has_its_latencies_withheld(tmp_p
     """The CI episode: a no-change run whose c1 TTFT read 3.84x while its tokens came 0.3 ms apart and the engine
     made them 1.8 ms apart. With the engine's clock that is a stall on the way to the client, not a regression;
     the same figures with the engine agreeing (1.9 ms per token at the client) are regressed."""
-    from catalogue.engine_timing import EngineTiming
+    from catalogue.stats.engine_timing import EngineTiming
 
     entry = slower_copy(tmp_path, repo, 1.0)
     before, after = entry.runs
@@ -287,7 +287,7 @@ def test_a_level_in_bursts_is_judged_on_the_engines_clock(tmp_path, repo):
     first tokens queued behind the API server), so the client's figures are withheld; the engine's own mean TTFT,
     104.8 ms against 11.6, is regressed. The measured stall of a no-change refresh (client TTFT 50.5 ms, the
     engine's 7.0 against 8.4) stays within noise on the engine's clock."""
-    from catalogue.engine_timing import EngineTiming
+    from catalogue.stats.engine_timing import EngineTiming
 
     entry = slower_copy(tmp_path, repo, 1.0)
     before, after = entry.runs

@@ -1,11 +1,11 @@
-"""catalogue.regression_rules on small windows by hand: a change's line in the report, and a drift whose steps each
-stay inside the band (two bands from the oldest run, seen twice in a row)."""
+"""catalogue.stats.regression_rules on small windows by hand: a change's line in the report, and a drift whose steps
+each stay inside the band (two bands from the oldest run, seen twice in a row)."""
 
 from __future__ import annotations
 
-from catalogue.metrics import BY_NAME
-from catalogue.recipe import RegressionBand
-from catalogue.regression_rules import Change, outside
+from catalogue.models.recipe import RegressionBand
+from catalogue.stats.metrics import BY_NAME
+from catalogue.stats.regression_rules import Change, outside
 
 BAND = RegressionBand()  # 0.8x for throughputs, 1.2x for latencies
 GEN, TTFT, COMPLETED = BY_NAME["generation_tps"], BY_NAME["ttft_mean_ms"], BY_NAME["completed"]

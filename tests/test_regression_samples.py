@@ -1,6 +1,6 @@
-"""catalogue.regression_samples at its edges, level by level: what per-request samples it reads (n from 2 up, a std
-no n non-negative samples can exceed), when two p99 intervals touch, when a mean lies exactly Z standard errors away,
-and which earlier run is too wide to read (SPREAD_OUTLIER × the median)."""
+"""catalogue.stats.regression_samples at its edges, level by level: what per-request samples it reads (n from 2 up, a
+std no n non-negative samples can exceed), when two p99 intervals touch, when a mean lies exactly Z standard errors
+away, and which earlier run is too wide to read (SPREAD_OUTLIER × the median)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from catalogue.benchmark import LevelResult, Stats
-from catalogue.metrics import BY_NAME
-from catalogue.regression_samples import within_sampling_noise
+from catalogue.models.benchmark import LevelResult, Stats
+from catalogue.stats.metrics import BY_NAME
+from catalogue.stats.regression_samples import within_sampling_noise
 
 P99 = BY_NAME["ttft_p99_ms"]
 MEAN = BY_NAME["ttft_mean_ms"]
@@ -38,7 +38,9 @@ def test_which_samples_are_read():
     old = with_mean(100.0, 3.0, 9)
     assert within_sampling_noise(MEAN, with_mean(101.0, 3.0, 2), [old]) is not None  # two requests are a sample
     assert within_sampling_noise(MEAN, with_mean(101.0, 3.0, 1), [old]) is None  # one is not
-    with pytest.raises(ValidationError):  # no run sends 10**15: the run-file schema bounds n (catalogue.plausible)
+    with pytest.raises(
+        ValidationError
+    ):  # no run sends 10**15: the run-file schema bounds n (catalogue.models.plausible)
         Stats(mean=101.0, std=3.0, n=10**15)
     # the largest std n non-negative samples with this mean can have is mean x sqrt(n): 101 x 3 for n = 9
     assert within_sampling_noise(MEAN, with_mean(101.0, 303.0, 9), [old]) is not None

@@ -1,10 +1,10 @@
-"""catalogue.regression_table: the pull request's table of every figure compared, with its outcome."""
+"""catalogue.publish.regression_table: the pull request's table of every figure compared, with its outcome."""
 
 from __future__ import annotations
 
-from catalogue.recipe import RegressionBand
-from catalogue.regression import report
-from catalogue.regression_table import cell, markdown
+from catalogue.models.recipe import RegressionBand
+from catalogue.publish.regression_table import cell, markdown
+from catalogue.stats.regression import report
 from tests.test_regression import series, slower_copy
 
 

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.benchmark import HostFacts
-from catalogue.cli import main
-from catalogue.errors import CatalogueError
-from catalogue.launch import split_command
-from catalogue.loading import load_entry
-from catalogue.reproduce import foreign_images, measured_run, missing_pins, pin, reproduction_text
+from catalogue.commands.cli import main
+from catalogue.models.benchmark import HostFacts
+from catalogue.models.errors import CatalogueError
+from catalogue.models.launch import split_command
+from catalogue.models.loading import load_entry
+from catalogue.models.reproduce import foreign_images, measured_run, missing_pins, pin, reproduction_text
 from catalogue.site.pages import render_recipe
-from runner.hosts import LOCAL
-from runner.reproduction import reproduction
+from runner.hosts.hosts import LOCAL
+from runner.recording.reproduction import reproduction
 
 REPO = Path(__file__).resolve().parents[1]
 

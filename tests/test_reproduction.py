@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.cli import main
-from catalogue.launch import split_command
-from catalogue.loading import load_entry
-from catalogue.reproduce import measured_run
-from runner.hosts import LOCAL
-from runner.reproduction import recorded_port, reproduction, run_ports
+from catalogue.commands.cli import main
+from catalogue.models.launch import split_command
+from catalogue.models.loading import load_entry
+from catalogue.models.reproduce import measured_run
+from runner.hosts.hosts import LOCAL
+from runner.recording.reproduction import recorded_port, reproduction, run_ports
 
 REPO = Path(__file__).resolve().parents[1]
 HOSTILE_WORD = "\x1b]0;owned\x07"

@@ -1,4 +1,4 @@
-"""catalogue.request_samples: the steady rates of a level, requests over a limit, the early-stopping rule and the
+"""catalogue.stats.request_samples: the steady rates of a level, requests over a limit, the early-stopping rule and the
 independent share of a queued series, each against hand-computed cases."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from catalogue.request_samples import (
+from catalogue.stats.request_samples import (
     autocorrelation_time,
     decide,
     decide_effective,

@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
-from catalogue.launch import prompts_for
-from catalogue.loading import load_entry
+from catalogue.commands.cli import main
+from catalogue.models.launch import prompts_for
+from catalogue.models.loading import load_entry
 from catalogue.site.pages import render_recipe
-from runner.lock import refresh_lock
-from runner.plan import make_plan
+from runner.hosts.lock import refresh_lock
+from runner.hosts.server import session_members
+from runner.planning.plan import make_plan
 from runner.refresh import execute
-from runner.server import session_members
 from runner.state import Progress
 from tests.env_probe import leaks, probing, set_fake_credentials
 from tests.gpu_support import NO_GPU, gpu_names
@@ -387,7 +387,7 @@ def test_ctrl_c_stops_everything(tiny):
     script = (
         "import sys, dataclasses; from pathlib import Path; from runner.refresh import execute;"
         "from runner.state import Progress;"
-        "from runner.plan import make_plan; from catalogue.loading import load_entry;"
+        "from runner.planning.plan import make_plan; from catalogue.models.loading import load_entry;"
         f"e = load_entry(Path({str(folder)!r})); p = make_plan(e, local=True, port={port});"
         f"p = dataclasses.replace(p, nodes=[dataclasses.replace(p.nodes[0], argv={plan.nodes[0].argv!r})]);"
         "sys.exit(execute(p, e, Progress()))"

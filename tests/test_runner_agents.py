@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.agents import AgentRun
-from catalogue.cli import main
-from catalogue.loading import load_entry
-from runner.agents import aiperf_command
+from catalogue.commands.cli import main
+from catalogue.models.loading import load_entry
+from catalogue.stats.agents import AgentRun
+from runner.measuring.agents import aiperf_command
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = {

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 
 import yaml
 
-from catalogue import agent_trace
-from catalogue.loading import load_entry, parse_run
-from runner import agents
-from runner.plan import make_plan
+from catalogue.models import agent_trace
+from catalogue.models.loading import load_entry, parse_run
+from runner.measuring import agents
+from runner.planning.plan import make_plan
 from runner.state import Progress
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from catalogue.cli import main
-from catalogue.loading import load_entry
-from runner import arena
-from runner.plan import make_plan
+from catalogue.commands.cli import main
+from catalogue.models.loading import load_entry
+from runner.measuring import arena
+from runner.planning.plan import make_plan
 from runner.state import Progress
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 import runner.refresh as refresh_module
-from catalogue.cli import main
-from catalogue.loading import load_entry
-from catalogue.run_differences import flag_items
+from catalogue.commands.cli import main
+from catalogue.models.loading import load_entry
 from catalogue.site.pages import render_recipe
+from catalogue.stats.run_differences import flag_items
 from tests.docker_support import docker_env, free_port, free_ports, labelled_containers, live_sessions
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.passport import NO_GPU, SPEED_NOT_REPORTED
-from runner.passport import (
+from catalogue.models.passport import NO_GPU, SPEED_NOT_REPORTED
+from runner.machine.passport import (
     PROBE,
     container_memory,
     csv_rows,
@@ -129,10 +129,10 @@ def test_this_machines_probe_is_real_and_names_its_gpus_or_says_no_gpu():
 
 def test_a_host_that_cannot_be_read_is_one_line_not_a_crash():
     """After the sweep a host may be gone: its passport is a line for the run's notes, the others still read."""
-    from catalogue.loading import load_entry
-    from runner.hosts import Host
-    from runner.passport import read_each
-    from runner.plan import make_plan
+    from catalogue.models.loading import load_entry
+    from runner.hosts.hosts import Host
+    from runner.machine.passport import read_each
+    from runner.planning.plan import make_plan
     from tests.docker_support import free_port
 
     if shutil.which("docker") is None:
@@ -147,9 +147,9 @@ def test_a_host_that_cannot_be_read_is_one_line_not_a_crash():
 def test_a_probe_output_that_does_not_read_is_a_line_not_a_crash(monkeypatch):
     """The probe runs in the recipe's image: output that is not JSON, or a value the passport refuses (a calibration
     of 'x' or NaN), is one line for the run's notes, as an unreachable host is."""
-    import runner.passport as passport
-    from catalogue.loading import load_entry
-    from runner.plan import make_plan
+    import runner.machine.passport as passport
+    from catalogue.models.loading import load_entry
+    from runner.planning.plan import make_plan
 
     entry = load_entry(Path(__file__).resolve().parents[1] / "examples" / "tiny-cpu-docker")
 

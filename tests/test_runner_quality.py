@@ -11,8 +11,8 @@ import threading
 from pathlib import Path
 from types import SimpleNamespace
 
-from catalogue import quality as q
-from runner import quality as rq
+from catalogue.models import quality as q
+from runner.measuring import quality as rq
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_REPORT = REPO / "examples" / "tiny-cpu" / "runs" / "20261125T071129Z" / "tool-eval.json"

@@ -1,6 +1,6 @@
-"""The sampler during the sweep (runner/sampler.py, catalogue/sampling.py): its lines parsed, each level's summary
-and energy over its window (the 3 s gap rule included) on a series built from real nvidia-smi outputs, 'no GPU' said
-once, and a sampler that really runs stops with nothing left."""
+"""The sampler during the sweep (runner/machine/sampler.py, catalogue/stats/sampling.py): its lines parsed, each level's
+summary and energy over its window (the 3 s gap rule included) on a series built from real nvidia-smi outputs, 'no GPU'
+said once, and a sampler that really runs stops with nothing left."""
 
 from __future__ import annotations
 
@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.loading import load_entry
-from catalogue.passport import NO_GPU, GpuState
-from catalogue.sampling import HostSeries, Reading, level_machine
-from runner.hosts import LOCAL, Host
-from runner.passport import csv_rows, gpu_states
-from runner.passport_probe import GPU_FIELDS
-from runner.plan import make_plan
-from runner.sampler import (
+from catalogue.models.loading import load_entry
+from catalogue.models.passport import NO_GPU, GpuState
+from catalogue.stats.sampling import HostSeries, Reading, level_machine
+from runner.hosts.hosts import LOCAL, Host
+from runner.hosts.server import session_members
+from runner.machine.passport import csv_rows, gpu_states
+from runner.machine.sampler import (
     INTERVAL_S,
     PROBE,
     Sampler,
@@ -34,7 +33,8 @@ from runner.sampler import (
     stop,
     take_line,
 )
-from runner.server import session_members
+from runner.planning.plan import make_plan
+from runner.scripts.passport_probe import GPU_FIELDS
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "nvidia-smi"
@@ -231,7 +231,9 @@ def test_a_sampler_that_cannot_start_its_container_says_why(tmp_path, monkeypatc
     plan = make_plan(load_entry(folder), local=True)
     plan.raw_dir.mkdir(parents=True)
     why = 'docker: Error response from daemon: exec: "python3": executable file not found in $PATH'
-    monkeypatch.setattr("runner.sampler.sampler_argv", lambda *_: [sys.executable, "-c", f"print({why!r}); exit(127)"])
+    monkeypatch.setattr(
+        "runner.machine.sampler.sampler_argv", lambda *_: [sys.executable, "-c", f"print({why!r}); exit(127)"]
+    )
     samplers: list[Sampler] = []
     start_all(plan, samplers)  # returns once the sampler answered or exited
     [sampler] = samplers
@@ -244,11 +246,11 @@ def test_a_sampler_that_cannot_start_its_container_says_why(tmp_path, monkeypatc
 
 
 def test_the_probe_keeps_its_beat_when_nvidia_smi_is_slow(monkeypatch, capsys):
-    """runner/sampler_probe.py on a clock of the test's own: each nvidia-smi call takes 0.3 s, and the readings still
-    start on whole seconds from the first (the sleep takes up the rest), so a long sweep does not drift; a call of
+    """runner/scripts/sampler_probe.py on a clock of the test's own: each nvidia-smi call takes 0.3 s, and the readings
+    still start on whole seconds from the first (the sleep takes up the rest), so a long sweep does not drift; a call of
     1.4 s delays only its own reading, and the next one is back on the beat. Each reading's time is its call's
     middle."""
-    from runner import sampler_probe
+    from runner.scripts import sampler_probe
 
     clock = {"now": 1000.0}
     lengths = iter([0.3, 0.3, 1.4, 0.3, 0.3, 0.3])

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
-from catalogue.secret_scan import mask, redact, scan_text, value_is_secret
+from catalogue.commands.cli import main
+from catalogue.policy.secret_scan import mask, redact, scan_text, value_is_secret
 
 REPO = Path(__file__).resolve().parents[1]
 HF = "hf_SeCrEtToKeN1234567890"
@@ -106,7 +106,7 @@ def test_a_secret_in_a_broken_recipe_is_not_quoted_by_the_schema_error(recipe_co
 
 def test_a_runner_written_path_is_no_credential_whatever_its_date_stamp():
     """vLLM's client logs its result folder; the entropy detector read one stamp's digits as base64."""
-    from catalogue.secret_scan import is_path, scan_text
+    from catalogue.policy.secret_scan import is_path, scan_text
 
     line = "Namespace(result_dir='examples/tiny-cpu-capacity/runs/20261125T043519Z', seed=1)"
     assert is_path("examples/tiny-cpu-capacity/runs/20261125T043519Z") and scan_text(line, filename="client.log") == []

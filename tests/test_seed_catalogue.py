@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from catalogue.metrics import metric_value
+from catalogue.stats.metrics import metric_value
 from tests.conftest import SEED_RECIPES, seed_text
 
 

@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from catalogue.errors import CatalogueError
 from catalogue.flags import select
 from catalogue.flags.checkers import LiveChecker, SnapshotChecker
+from catalogue.models.errors import CatalogueError
 from tests.needs import needs_vllm
 
 

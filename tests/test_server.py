@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from runner import server as srv
+from runner.hosts import server as srv
 
 
 def test_stop_group_ends_the_session_when_its_leader_died_first(tmp_path):

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.api import INDEX_PATH, api_documents, recipe_document_path
-from catalogue.benchmark import BenchmarkRun
-from catalogue.errors import CatalogueError
 from catalogue.flags.drift import release_checkers
-from catalogue.loading import load_entry
+from catalogue.models.benchmark import BenchmarkRun
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import load_entry
+from catalogue.site.api import INDEX_PATH, api_documents, recipe_document_path
 from catalogue.site.build import generate
 from catalogue.site.urls import recipe_path
 from tests.site_support import REPO

@@ -9,7 +9,7 @@ import statistics
 
 import pytest
 
-from catalogue.errors import CatalogueError
+from catalogue.models.errors import CatalogueError
 from simulator.engine import Engine, Request, block_hashes
 from simulator.profile import Profile, load_profile
 from simulator.truth import Scheduler, capacity, simulate

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from catalogue.loading import load_entry
+from catalogue.models.loading import load_entry
 from simulator.profile import load_profile
 from simulator.truth import Scheduler, capacity, simulate
 from tests.site_support import REPO

@@ -14,8 +14,8 @@ import urllib.request
 
 import pytest
 
-from catalogue.engine_timing import TPOT, TTFT, parse_sums
-from catalogue.prometheus import samples
+from catalogue.stats.engine_timing import TPOT, TTFT, parse_sums
+from catalogue.stats.prometheus import samples
 from tests.site_support import REPO
 
 MODEL = REPO / "examples" / "tiny-cpu" / "model"

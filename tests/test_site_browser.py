@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.launch import split_command
-from catalogue.topology import launch_argv
+from catalogue.models.launch import split_command
+from catalogue.models.topology import launch_argv
 from tests.browser_support import EXAMPLES, _built_and_served, _opener
 
 pytestmark = pytest.mark.browser

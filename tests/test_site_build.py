@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 from tests.site_support import broken_links, mkdocs_build
 
 

@@ -14,12 +14,12 @@ import yaml
 
 from catalogue.flags.drift import DriftCell
 from catalogue.flags.validate import Finding
-from catalogue.launch import split_command
-from catalogue.loading import load_catalogue
+from catalogue.models.launch import split_command
+from catalogue.models.loading import load_catalogue
+from catalogue.models.topology import launch_argv
 from catalogue.site.pages import build_pages, render_recipe
 from catalogue.site.templating import fmt_num
 from catalogue.site.view import Validation
-from catalogue.topology import launch_argv
 from tests.conftest import SEED_RECIPES
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -267,7 +267,7 @@ def _sections(page: str) -> list[str]:
 
 
 def test_every_workload_has_its_own_table_newest_first(tmp_path):
-    from catalogue.loading import load_entry
+    from catalogue.models.loading import load_entry
     from catalogue.site import view
     from catalogue.site.index_page import index_rows
     from tests.workload_support import import_three_workloads
@@ -292,7 +292,7 @@ def test_every_workload_has_its_own_table_newest_first(tmp_path):
 
 
 def test_a_partial_run_never_hides_a_complete_one(tmp_path):
-    from catalogue.loading import load_entry
+    from catalogue.models.loading import load_entry
     from catalogue.site.compare import Member
     from catalogue.site.index_page import index_rows
     from tests.workload_support import import_three_workloads
@@ -313,7 +313,7 @@ def test_a_partial_run_never_hides_a_complete_one(tmp_path):
 
 
 def test_a_lone_partial_run_is_shown_and_marked(tmp_path):
-    from catalogue.loading import load_entry
+    from catalogue.models.loading import load_entry
     from catalogue.site.index_page import index_rows
     from tests.workload_support import import_three_workloads
 
@@ -333,7 +333,7 @@ def test_a_lone_partial_run_is_shown_and_marked(tmp_path):
 
 
 def test_history_says_which_workload_and_its_best_figure(tmp_path):
-    from catalogue.loading import load_entry
+    from catalogue.models.loading import load_entry
     from catalogue.site.history import history_rows
     from catalogue.site.run_charts import history_charts
     from tests.workload_support import import_three_workloads
@@ -379,7 +379,7 @@ def test_index_filters_and_sorts_by_what_a_reader_chooses(entries):
 
 
 def test_the_recipe_names_its_headline_workload(tmp_path):
-    from catalogue.loading import load_entry
+    from catalogue.models.loading import load_entry
     from catalogue.site import view
     from tests.workload_support import import_three_workloads
 

@@ -1,4 +1,4 @@
-"""catalogue.slo against vLLM itself: the limit names are exactly what `vllm bench serve --goodput` accepts."""
+"""catalogue.models.slo against vLLM itself: the limit names are exactly what `vllm bench serve --goodput` accepts."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from catalogue.slo import GOODPUT_KEYS, OpenLoop, Slo
+from catalogue.models.slo import GOODPUT_KEYS, OpenLoop, Slo
 from tests.needs import needs_vllm
 
 

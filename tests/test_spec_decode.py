@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from catalogue.spec_decode import Counters, figures, parse_counters
+from catalogue.stats.spec_decode import Counters, figures, parse_counters
 
 METRICS = """# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.
 # TYPE vllm:spec_decode_num_drafts_total counter
@@ -43,7 +43,7 @@ def test_figures_are_the_difference_over_the_level():
 
 
 def test_a_level_event_gives_figures_only_with_both_readings():
-    from runner.sweep import spec_figures
+    from runner.measuring.sweep import spec_figures
 
     before = METRICS.replace("12.0", "2.0").replace("10.0", "1.0")
     got = spec_figures({"metrics_before": before, "metrics_after": METRICS})
@@ -56,7 +56,7 @@ def test_the_client_keeps_only_the_counter_lines(tmp_path):
     import http.server
     import threading
 
-    from runner.driver import metrics_lines
+    from runner.scripts.driver import metrics_lines
 
     class Metrics(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -81,7 +81,7 @@ def test_the_client_keeps_only_the_counter_lines(tmp_path):
 def test_jobs_read_the_metrics_except_behind_a_router(entries):
     """Every level reads its server's /metrics (speculative decoding and the latency histograms); behind a router
     several servers share the traffic, so none is read."""
-    from runner.jobs import level_jobs
+    from runner.planning.jobs import level_jobs
 
     entry = entries["gptoss-120b"]
     jobs = level_jobs(entry, entry.recipe, "http://127.0.0.1:8000", "/raw", "s", False)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue.cli import main
+from catalogue.commands.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / ".github" / "workflows" / "refresh.yml"

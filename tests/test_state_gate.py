@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import catalogue.loading
-from catalogue.cli import main
-from catalogue.loading import load_entry
-from catalogue.platform import PLATFORMS_DIR, load_platform
+import catalogue.models.loading
+from catalogue.commands.cli import main
+from catalogue.models.loading import load_entry
+from catalogue.models.platform import PLATFORMS_DIR, load_platform
 from catalogue.site.pages import render_recipe
 from tests.docker_support import free_port, labelled_containers
 
@@ -57,7 +57,7 @@ def setup(tmp_path, monkeypatch):
         data["gates"] = {**data["gates"], **values}
         (profiles / "cpu.yaml").write_text(yaml.safe_dump(data))
 
-    monkeypatch.setattr(catalogue.loading, "load_platform", lambda name: load_platform(name, profiles))
+    monkeypatch.setattr(catalogue.models.loading, "load_platform", lambda name: load_platform(name, profiles))
     return root, gates
 
 

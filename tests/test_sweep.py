@@ -1,10 +1,11 @@
-"""runner.sweep: what the client's event lines say about a level is read as untrusted input (the image writes them)."""
+"""runner.measuring.sweep: what the client's event lines say about a level is read as untrusted input (the image writes
+them)."""
 
 from __future__ import annotations
 
 import pytest
 
-from runner.sweep import calibrations
+from runner.measuring.sweep import calibrations
 
 
 def test_a_levels_calibrations_are_two_positive_finite_numbers():
@@ -22,7 +23,7 @@ def test_a_levels_calibrations_are_two_positive_finite_numbers():
         [0, 9.8],
         [-1.0, 9.8],
         [float("inf"), 9.8],
-        [1e6, 9.8],  # past catalogue.plausible's bound: the run file would not load
+        [1e6, 9.8],  # past catalogue.models.plausible's bound: the run file would not load
         [float("nan"), 9.8],
         [True, 9.8],
         ["9.8", 9.8],
@@ -40,10 +41,10 @@ def test_a_raw_result_nested_too_deep_or_past_a_bound_fails_its_level_in_one_lin
     import json
     import shutil
 
-    from catalogue.loading import load_entry
-    from runner.plan import make_plan
+    from catalogue.models.loading import load_entry
+    from runner.measuring.sweep import ClientFailed, Sweep
+    from runner.planning.plan import make_plan
     from runner.state import Progress
-    from runner.sweep import ClientFailed, Sweep
 
     root = tmp_path / "examples"
     shutil.copytree(repo / "examples" / "tiny-cpu", root / "tiny-cpu", ignore=shutil.ignore_patterns("runs"))

@@ -1,4 +1,4 @@
-"""The kinds of text a sweep sends (catalogue/texts.py): the fixed prompts, their files, the jobs that send them,
+"""The kinds of text a sweep sends (catalogue/models/texts.py): the fixed prompts, their files, the jobs that send them,
 the recipe rules, the run files a refresh writes for them and the page's speculative-decoding paragraph."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue import texts
-from catalogue.errors import CatalogueError
-from catalogue.launch import sweep_workload
-from catalogue.loading import load_entry
+from catalogue.models import texts
+from catalogue.models.errors import CatalogueError
+from catalogue.models.launch import sweep_workload
+from catalogue.models.loading import load_entry
 from catalogue.site.spec_view import spec_summary
-from runner.jobs import level_jobs
+from runner.planning.jobs import level_jobs
 
 NGRAM = '{"method": "ngram", "num_speculative_tokens": 3}'
 

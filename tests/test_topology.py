@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from catalogue.loading import load_entry
-from catalogue.recipe import Recipe
-from catalogue.topology import Node, layout, nodes_used, placeholder_nodes
+from catalogue.models.loading import load_entry
+from catalogue.models.recipe import Recipe
+from catalogue.models.topology import Node, layout, nodes_used, placeholder_nodes
 
 REPO = Path(__file__).resolve().parents[1]
 

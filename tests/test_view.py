@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from catalogue.benchmark import Stats
+from catalogue.models.benchmark import Stats
 from catalogue.site.view import roofline
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from catalogue.workload import Workload
+from catalogue.models.workload import Workload
 
 BENCHY = {
     "tool": "llama-benchy",

@@ -1,4 +1,4 @@
-"""catalogue.yaml_files: the YAML 1.2 reader, its one-line errors, and what the writer must quote."""
+"""catalogue.models.yaml_files: the YAML 1.2 reader, its one-line errors, and what the writer must quote."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalogue import yaml_files
 from catalogue.commands.new import render
-from catalogue.errors import CatalogueError
-from catalogue.yaml_files import dump_yaml, parse_yaml, plain_scalar_safe
+from catalogue.models import yaml_files
+from catalogue.models.errors import CatalogueError
+from catalogue.models.yaml_files import dump_yaml, parse_yaml, plain_scalar_safe
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = sorted(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from catalogue.atomic import write_text
-from catalogue.paste.docker_run import SNAPSHOT, DockerRunOptions
+from catalogue.models.atomic import write_text
+from catalogue.policy.docker_run import SNAPSHOT, DockerRunOptions
 
 
 def installed() -> DockerRunOptions:

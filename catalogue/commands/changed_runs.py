@@ -8,13 +8,13 @@ import json
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from catalogue.bounded import MAX_IMPORT_BYTES, nesting_error, read_bounded
-from catalogue.errors import CatalogueError
-from catalogue.file_secrets import file_secret_errors
-from catalogue.loading import RUNS_DIR, parse_run
+from catalogue.models.bounded import MAX_IMPORT_BYTES, nesting_error, read_bounded
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import RUNS_DIR, parse_run
+from catalogue.policy.file_secrets import file_secret_errors
 
 HOSTS_NAMES = ("hosts.yaml", "hosts.yml")
-"""The runner's hosts file (runner/hosts.py): the owner's, in ~/.config/catalogue/, never committed."""
+"""The runner's hosts file (runner/hosts/hosts.py): the owner's, in ~/.config/catalogue/, never committed."""
 
 
 def is_hosts_file(name: str) -> bool:

@@ -14,12 +14,12 @@ import subprocess
 from pathlib import Path
 
 from catalogue.commands.changed_runs import change_errors
-from catalogue.errors import CatalogueError
 from catalogue.flags.drift import drift_row, release_checkers
 from catalogue.flags.select import validate_entries
 from catalogue.flags.snapshot import SNAPSHOT_DIR
-from catalogue.loading import RECIPE_FILE, load_entry, recipe_folders
-from catalogue.policy import PolicyFinding, check_recipe_file, secret_findings
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import RECIPE_FILE, load_entry, recipe_folders
+from catalogue.policy.check import PolicyFinding, check_recipe_file, secret_findings
 
 EVERYTHING = ("snapshots/", "catalogue/", "schemas/")
 """Changes under these paths can change any recipe's verdict: check them all."""

@@ -6,10 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from catalogue.api import API_DIR, api_documents
-from catalogue.atomic import replace_dir
+from catalogue.models.atomic import replace_dir
+from catalogue.publish.sparkrun_export import SPARKRUN_DIR, sparkrun_files
+from catalogue.site.api import API_DIR, api_documents
 from catalogue.site.build import generate
-from catalogue.sparkrun_export import SPARKRUN_DIR, sparkrun_files
 
 
 def run_export(roots: list[Path], ids: list[str], out: Path) -> int:

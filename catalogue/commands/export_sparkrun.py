@@ -1,15 +1,15 @@
-"""`catalogue export --sparkrun ID [OUT]`: write the recipe as a sparkrun recipe file (catalogue.sparkrun_export),
-atomically: to OUT (a file, or a folder to put ID.yaml in; default ./ID.yaml: sparkrun names a recipe by its
-file). A line per field the file does not carry over."""
+"""`catalogue export --sparkrun ID [OUT]`: write the recipe as a sparkrun recipe file
+(catalogue.publish.sparkrun_export), atomically: to OUT (a file, or a folder to put ID.yaml in; default ./ID.yaml:
+sparkrun names a recipe by its file). A line per field the file does not carry over."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from catalogue.atomic import write_text
-from catalogue.errors import CatalogueError
-from catalogue.loading import load_entry, recipe_folders
-from catalogue.sparkrun_export import sparkrun_recipe
+from catalogue.models.atomic import write_text
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import load_entry, recipe_folders
+from catalogue.publish.sparkrun_export import sparkrun_recipe
 
 
 def run_export_sparkrun(roots: list[Path], recipe_id: str, out: Path | None) -> int:

@@ -9,13 +9,13 @@ import hashlib
 from pathlib import Path
 from typing import Any, Protocol
 
-from catalogue.agents import AgentRun
-from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
-from catalogue.errors import CatalogueError
-from catalogue.file_secrets import file_secret_errors
 from catalogue.imports.aiperf_agents import SUMMARY, is_agent_export, read_agent_exports
 from catalogue.imports.source import read_json
-from catalogue.loading import RUNS_DIR
+from catalogue.models.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import RUNS_DIR
+from catalogue.policy.file_secrets import file_secret_errors
+from catalogue.stats.agents import AgentRun
 
 
 class Source(Protocol):

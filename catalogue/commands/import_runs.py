@@ -19,16 +19,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from catalogue.atomic import write_text
-from catalogue.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
-from catalogue.capacity import judge
 from catalogue.commands.import_agents import agent_exports, agent_run
-from catalogue.errors import CatalogueError, from_validation
-from catalogue.file_secrets import check_json, file_secret_errors, mask_text
 from catalogue.imports import aiperf, guidellm, llama_benchy, vllm_bench
 from catalogue.imports.source import ImportedLevels, read_json
 from catalogue.imports.workloads import Group, Stated, describe_rate, group_parts
-from catalogue.loading import RECIPE_FILE, RUNS_DIR, load_entry, parse_run, recipe_folders
+from catalogue.models.atomic import write_text
+from catalogue.models.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
+from catalogue.models.errors import CatalogueError, from_validation
+from catalogue.models.loading import RECIPE_FILE, RUNS_DIR, load_entry, parse_run, recipe_folders
+from catalogue.policy.file_secrets import check_json, file_secret_errors, mask_text
+from catalogue.stats.capacity import judge
 
 FORMATS = {
     vllm_bench.TOOL: "`vllm bench serve --save-result` JSON",

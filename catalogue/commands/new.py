@@ -16,23 +16,23 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from catalogue.atomic import write_text
-from catalogue.bounded import MAX_YAML_BYTES, check_size, read_bounded
-from catalogue.errors import CatalogueError, from_validation, yaml_line
 from catalogue.flags.checkers import ArgvChecker
 from catalogue.flags.select import image_checker, upstream_checker, validate_entries
-from catalogue.loading import RECIPE_FILE, RECIPE_ID, Entry, parse_recipe, recipe_folders
+from catalogue.models.atomic import write_text
+from catalogue.models.bounded import MAX_YAML_BYTES, check_size, read_bounded
+from catalogue.models.errors import CatalogueError, from_validation, yaml_line
+from catalogue.models.loading import RECIPE_FILE, RECIPE_ID, Entry, parse_recipe, recipe_folders
+from catalogue.models.platform import Platform, UnknownPlatform, load_platform
+from catalogue.models.recipe import Recipe
+from catalogue.models.yaml_files import dump_yaml
 from catalogue.paste.compose import looks_like_compose, read_compose
-from catalogue.paste.docker_run import DockerRun, DockerRunOptions
 from catalogue.paste.launch import Launch, read_launch
 from catalogue.paste.secrets import pasted_secrets, take_secrets
 from catalogue.paste.serve_flags import ServeFlags, read_serve
 from catalogue.paste.sparkrun import SparkrunLaunch, read_sparkrun
-from catalogue.platform import Platform, UnknownPlatform, load_platform
-from catalogue.policy import check_launch, check_recipe_file, context_for
-from catalogue.recipe import Recipe
-from catalogue.secret_scan import mask, redact, scan_text
-from catalogue.yaml_files import dump_yaml
+from catalogue.policy.check import check_launch, check_recipe_file, context_for
+from catalogue.policy.docker_run import DockerRun, DockerRunOptions
+from catalogue.policy.secret_scan import mask, redact, scan_text
 
 HF_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 PER_NODE = ("nnodes", "node-rank", "master-addr", "headless")

@@ -11,10 +11,10 @@ import re
 import sys
 from pathlib import Path
 
-from catalogue.bounded import MAX_YAML_BYTES, read_bounded
 from catalogue.commands.new import run_new
-from catalogue.errors import CatalogueError
-from catalogue.yaml_files import parse_yaml
+from catalogue.models.bounded import MAX_YAML_BYTES, read_bounded
+from catalogue.models.errors import CatalogueError
+from catalogue.models.yaml_files import parse_yaml
 
 REGISTRY_FILE = Path(".sparkrun") / "registry.yaml"
 SUFFIXES = (".yaml", ".yml")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from catalogue.atomic import write_text
-from catalogue.benchmark import BenchmarkRun
-from catalogue.recipe import Recipe
+from catalogue.models.atomic import write_text
+from catalogue.models.benchmark import BenchmarkRun
+from catalogue.models.recipe import Recipe
 
 SCHEMAS: dict[str, type[BaseModel]] = {"recipe.schema.json": Recipe, "run.schema.json": BenchmarkRun}
 

@@ -14,9 +14,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalogue.errors import CatalogueError, yaml_line
-from catalogue.loading import RECIPE_FILE, Entry, load_catalogue
-from catalogue.topology import node_count
+from catalogue.models.errors import CatalogueError, yaml_line
+from catalogue.models.loading import RECIPE_FILE, Entry, load_catalogue
+from catalogue.models.topology import node_count
 
 
 @dataclass(frozen=True)

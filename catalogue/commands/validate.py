@@ -6,12 +6,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from catalogue.errors import CatalogueError
 from catalogue.flags.checkers import ArgvChecker
 from catalogue.flags.drift import drift_row, release_checker, release_checkers
 from catalogue.flags.select import upstream_checker, validate_entries
-from catalogue.loading import RECIPE_FILE, Entry, load_catalogue, recipe_folders
-from catalogue.policy import PolicyFinding, check_recipe_file, secret_findings
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import RECIPE_FILE, Entry, load_catalogue, recipe_folders
+from catalogue.policy.check import PolicyFinding, check_recipe_file, secret_findings
 
 
 def secrets_first(roots: list[Path], ids: list[str]) -> list[PolicyFinding]:

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalogue.errors import CatalogueError
 from catalogue.flags.checkers import ArgvChecker, SnapshotChecker, parse_shape
 from catalogue.flags.snapshot import SNAPSHOT_DIR, FlagSnapshot, read_snapshot, version_key
 from catalogue.flags.validate import Finding, flag_errors
-from catalogue.loading import Entry
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import Entry
 
 
 @dataclass(frozen=True)

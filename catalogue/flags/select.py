@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from catalogue.errors import CatalogueError
 from catalogue.flags.checkers import ArgvChecker, SnapshotChecker
 from catalogue.flags.snapshot import (
     IMAGE_SNAPSHOT_DIR,
@@ -16,7 +15,8 @@ from catalogue.flags.snapshot import (
     read_snapshot,
 )
 from catalogue.flags.validate import Finding, check_flags
-from catalogue.loading import Entry
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import Entry
 
 
 def upstream_checker(snapshot: Path | None = None, snapshot_dir: Path = SNAPSHOT_DIR) -> ArgvChecker:

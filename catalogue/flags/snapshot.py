@@ -12,8 +12,8 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 from pydantic import Field
 
-from catalogue.atomic import write_text
-from catalogue.strict import Strict
+from catalogue.models.atomic import write_text
+from catalogue.models.strict import Strict
 
 SNAPSHOT_DIR = Path("snapshots")
 IMAGE_SNAPSHOT_DIR = SNAPSHOT_DIR / "images"

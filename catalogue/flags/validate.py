@@ -11,8 +11,8 @@ from typing import Literal
 
 from catalogue.flags.checkers import ArgvChecker
 from catalogue.flags.snapshot import FlagSnapshot, newest_committed, read_snapshot, version_key
-from catalogue.launch import flag_words, flags_argv
-from catalogue.loading import RECIPE_FILE, Entry
+from catalogue.models.launch import flag_words, flags_argv
+from catalogue.models.loading import RECIPE_FILE, Entry
 
 Level = Literal["error", "warning", "info"]
 PYDANTIC_TYPE = re.compile(r"\s*\[type=.*$")

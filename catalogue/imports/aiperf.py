@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from catalogue.benchmark import LevelResult, RateLevel, Stats
-from catalogue.errors import CatalogueError
 from catalogue.imports.source import ImportedLevels, is_number, require
 from catalogue.imports.vllm_bench import PREFILL_DERIVATION
+from catalogue.models.benchmark import LevelResult, RateLevel, Stats
+from catalogue.models.errors import CatalogueError
 
 TOOL = "AIPerf"
 SCHEMA_VERSIONS = ("1.4", "1.5")

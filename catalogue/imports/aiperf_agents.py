@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catalogue import agent_levels, agent_trace
-from catalogue.agents import AgentLevel
-from catalogue.errors import CatalogueError
-from catalogue.workload import Workload
+from catalogue.models import agent_trace
+from catalogue.models.errors import CatalogueError
+from catalogue.models.workload import Workload
+from catalogue.stats import agent_levels
+from catalogue.stats.agents import AgentLevel
 
 SUMMARY, TURNS = "profile_export_aiperf.json", "profile_export.jsonl"
 

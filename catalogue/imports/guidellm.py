@@ -10,10 +10,10 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from catalogue.benchmark import LevelResult, RateLevel, Stats
-from catalogue.errors import CatalogueError
 from catalogue.imports.source import ImportedLevels, require
 from catalogue.imports.vllm_bench import PREFILL_DERIVATION
+from catalogue.models.benchmark import LevelResult, RateLevel, Stats
+from catalogue.models.errors import CatalogueError
 
 TOOL = "GuideLLM"
 REPORT_VERSIONS = (2,)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from catalogue.benchmark import LevelResult, Stats
-from catalogue.errors import CatalogueError
 from catalogue.imports.source import ImportedLevels, read_json, require
+from catalogue.models.benchmark import LevelResult, Stats
+from catalogue.models.errors import CatalogueError
 
 TOOL = "llama-benchy"
 DATASET = "llama-benchy's generated prompts"

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from catalogue.benchmark import LevelResult, RateLevel
-from catalogue.bounded import MAX_IMPORT_BYTES, load_json, read_bounded
-from catalogue.errors import CatalogueError
-from catalogue.file_secrets import check_json
+from catalogue.models.benchmark import LevelResult, RateLevel
+from catalogue.models.bounded import MAX_IMPORT_BYTES, load_json, read_bounded
+from catalogue.models.errors import CatalogueError
+from catalogue.policy.file_secrets import check_json
 
 
 @dataclass

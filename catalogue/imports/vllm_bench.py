@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from catalogue.benchmark import LevelResult, RateLevel, Stats
-from catalogue.errors import CatalogueError
 from catalogue.imports.source import ImportedLevels, is_number, read_json, require
-from catalogue.request_samples import (
+from catalogue.models.benchmark import LevelResult, RateLevel, Stats
+from catalogue.models.errors import CatalogueError
+from catalogue.stats.request_samples import (
     exceedances,
     independent_share,
     intervals,

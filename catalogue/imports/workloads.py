@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from catalogue.benchmark import RateLevel
-from catalogue.errors import CatalogueError
 from catalogue.imports.source import ImportedLevels
-from catalogue.slo import GOODPUT_KEYS, Slo
-from catalogue.workload import Workload
+from catalogue.models.benchmark import RateLevel
+from catalogue.models.errors import CatalogueError
+from catalogue.models.slo import GOODPUT_KEYS, Slo
+from catalogue.models.workload import Workload
 
 LENGTH_TOLERANCE = 0.10
 """How far a file's mean prompt/output length may sit from the stated one (random prompts re-tokenise)."""

@@ -17,12 +17,12 @@ from typing import Any
 
 import yaml
 
-from catalogue.bounded import check_yaml
-from catalogue.errors import CatalogueError, yaml_line
-from catalogue.paste.docker_run import DockerRunOptions
+from catalogue.models.bounded import check_yaml
+from catalogue.models.errors import CatalogueError, yaml_line
+from catalogue.models.recipe import ENV_NAME
 from catalogue.paste.launch import Launch, docker_launch
 from catalogue.paste.shell import split_commands
-from catalogue.recipe import ENV_NAME
+from catalogue.policy.docker_run import DockerRunOptions
 
 REFERENCE = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$")
 """An environment value that is one host variable: `${NAME}` or `$NAME`."""

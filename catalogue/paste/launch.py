@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from catalogue.docker_options import option_name, option_value, split_options
-from catalogue.errors import CatalogueError
-from catalogue.paste.docker_run import DockerRun, DockerRunOptions, read_docker_run
+from catalogue.models.errors import CatalogueError
+from catalogue.models.recipe import ENV_NAME
+from catalogue.models.topology import runs_serve_itself
 from catalogue.paste.shell import Command, split_commands
-from catalogue.recipe import ENV_NAME
-from catalogue.topology import runs_serve_itself
+from catalogue.policy.docker_options import option_name, option_value, split_options
+from catalogue.policy.docker_run import DockerRun, DockerRunOptions, read_docker_run
 
 SHELLS = ("bash", "sh", "dash", "zsh")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from catalogue.paste.launch import Launch
 from catalogue.paste.serve_flags import ServeFlags
-from catalogue.policy import walk_options
-from catalogue.secret_scan import is_literal, mask, scan_text, value_is_secret
+from catalogue.policy.check import walk_options
+from catalogue.policy.secret_scan import is_literal, mask, scan_text, value_is_secret
 
 
 def pasted_secrets(text: str, launch: Launch, serve: ServeFlags) -> list[str]:

@@ -7,10 +7,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalogue.errors import CatalogueError
 from catalogue.flags.checkers import is_switch, value_kind
 from catalogue.flags.snapshot import FlagSnapshot, OptionSpec
 from catalogue.flags.validate import suggest
+from catalogue.models.errors import CatalogueError
 
 
 @dataclass

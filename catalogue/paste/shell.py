@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from catalogue.errors import CatalogueError
+from catalogue.models.errors import CatalogueError
 
 OPERATORS = ("&&", "||", ";", "|", "&")
 

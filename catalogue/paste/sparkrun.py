@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from catalogue.errors import CatalogueError, from_validation, yaml_line
-from catalogue.paste.docker_run import DockerRun, DockerRunOptions
+from catalogue.models.errors import CatalogueError, from_validation, yaml_line
+from catalogue.models.yaml_files import parse_yaml
 from catalogue.paste.launch import Launch, read_launch
 from catalogue.paste.sparkrun_bench import benchmark_sweep
 from catalogue.paste.sparkrun_format import (
@@ -24,7 +24,7 @@ from catalogue.paste.sparkrun_format import (
     TemplateTooLarge,
     unfilled,
 )
-from catalogue.yaml_files import parse_yaml
+from catalogue.policy.docker_run import DockerRun, DockerRunOptions
 
 VLLM_RUNTIMES = ("", "vllm", "vllm-distributed", "vllm-ray", "eugr-vllm")
 """sparkrun runtimes that run `vllm serve` (an empty one is inferred from the command)."""

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from catalogue.bounded import MAX_TEMPLATE_CHARS
-from catalogue.strict import Strict
+from catalogue.models.bounded import MAX_TEMPLATE_CHARS
+from catalogue.models.strict import Strict
 
 SPARKRUN_VERSION = "0.4.2"
 """The sparkrun release whose format this module reads and whose validator the tests run."""
@@ -145,7 +145,8 @@ def _mask(text: str, escapes: bool) -> str:
 
 
 class TemplateTooLarge(ValueError):
-    """A command whose filled-in fields grow past catalogue.bounded.MAX_TEMPLATE_CHARS (values naming themselves)."""
+    """A command whose filled-in fields grow past catalogue.models.bounded.MAX_TEMPLATE_CHARS (values naming
+    themselves)."""
 
 
 def _fill_pass(text: str, texts: dict[str, str]) -> str:

@@ -1,7 +1,7 @@
 """The recipe page's "Agents" section: the newest agent refresh (its run files, one per reuse ratio) as a table of
 levels, a chart of sessions against TTFT per turn, the hit rates measured beside intended, the capacity in sessions.
 Only run files of one refresh, and within it one trace apart from its reuse ratio, are shown together: figures of
-another trace are another workload (catalogue.workload: the trace's parameters and sha256 are in the key)."""
+another trace are another workload (catalogue.models.workload: the trace's parameters and sha256 are in the key)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from catalogue.agents import AgentLevel, AgentRun, SessionCapacity
-from catalogue.benchmark import BenchmarkRun
-from catalogue.loading import Entry
+from catalogue.models.benchmark import BenchmarkRun
+from catalogue.models.loading import Entry
+from catalogue.models.slo import Slo
+from catalogue.models.strict import Strict
+from catalogue.models.workload import Workload
 from catalogue.site.charts import Axis, Mark, Rule, Series, chart
-from catalogue.slo import Slo
-from catalogue.strict import Strict
-from catalogue.workload import Workload
+from catalogue.stats.agents import AgentLevel, AgentRun, SessionCapacity
 
 
 @dataclass(frozen=True)

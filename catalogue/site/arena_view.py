@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalogue.arena import PROFILES
-from catalogue.loading import Entry
-from catalogue.metrics import BY_NAME, metric_value
+from catalogue.models.arena import PROFILES
+from catalogue.models.loading import Entry
 from catalogue.site.view import ComparisonRow, WorkloadRuns, partial_note
+from catalogue.stats.metrics import BY_NAME, metric_value
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalogue.platform import Platform
-from catalogue.policy import check_serving, walk_options
-from catalogue.recipe import Recipe
+from catalogue.models.platform import Platform
+from catalogue.models.recipe import Recipe
+from catalogue.policy.check import check_serving, walk_options
 
 
 @dataclass(frozen=True)

@@ -11,20 +11,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catalogue.errors import CatalogueError
 from catalogue.flags.checkers import ArgvChecker, SnapshotChecker
 from catalogue.flags.drift import drift_row, release_checkers, release_snapshots
 from catalogue.flags.select import IMAGE_SNAPSHOT_DIR, upstream_checker, validate_entries
 from catalogue.flags.snapshot import installed_vllm_version
-from catalogue.forking import split_map
-from catalogue.loading import Entry, load_entry, recipe_folders
-from catalogue.platform import PLATFORMS_DIR
-from catalogue.price_model import PRICE_MODEL_FILE
+from catalogue.models.errors import CatalogueError
+from catalogue.models.loading import Entry, load_entry, recipe_folders
+from catalogue.models.platform import PLATFORMS_DIR
+from catalogue.site.forking import split_map
 from catalogue.site.index_page import IndexRow, index_row_parts
 from catalogue.site.page import Page
 from catalogue.site.pages import compared_ids, comparison_groups, page_jobs, recipe_body
 from catalogue.site.urls import recipe_path
 from catalogue.site.view import Validation
+from catalogue.stats.price_model import PRICE_MODEL_FILE
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class SiteBuild:
     checked_against: str
     refused: list[str]
     recipes: list[tuple[Entry, Validation]] = field(default_factory=list)
-    """Every recipe that got a page (examples too), with its flag check and drift row: what catalogue.api reads."""
+    """Every recipe that got a page (examples too), with its flag check and drift row: what catalogue.site.api reads."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def prepare(
     """Load, validate (against `checker`, and each release for the drift row) and render a batch of recipe folders.
 
     `tolerant` (a live preview): a folder that does not load becomes a `Broken` instead of stopping the build.
-    `scan_secrets`: run files through the secret scanner (catalogue.loading.parse_run).
+    `scan_secrets`: run files through the secret scanner (catalogue.models.loading.parse_run).
     """
     loaded = [_load(folder, tolerant, scan_secrets) for folder in folders]
     entries = [e for e in loaded if isinstance(e, Entry)]
@@ -230,7 +230,7 @@ def generate(
 ) -> SiteBuild:
     """Every page; recipes whose flags have errors are left out and listed in `refused`.
 
-    Large catalogues are prepared in two processes (see catalogue.forking); with `rebuilds`, only
+    Large catalogues are prepared in two processes (see catalogue.site.forking); with `rebuilds`, only
     recipes whose files changed since the last build are prepared again. `releases`: the committed
     release snapshots each recipe's drift row is checked against (all of them when not given).
     `tolerant` (live preview): a recipe that does not load gets a page showing its one-line error,

@@ -6,11 +6,11 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 
-from catalogue.benchmark import BenchmarkRun, Capacity, RateLevel
-from catalogue.capacity import judge
-from catalogue.capacity_conditioning import noise_bound
+from catalogue.models.benchmark import BenchmarkRun, Capacity, RateLevel
+from catalogue.models.slo import Slo
 from catalogue.site.templating import fmt_rate
-from catalogue.slo import Slo
+from catalogue.stats.capacity import judge
+from catalogue.stats.capacity_conditioning import noise_bound
 
 __all__ = ["Headline", "bracket_text", "capacity_figure", "headline", "rate_floor", "rate_text", "verdict"]
 
@@ -73,7 +73,7 @@ class Headline:
     'between 1.28 and 1.554 req/s', 'above 1.28 req/s', 'below 1.49 req/s'."""
     noise_bound: str | None = None
     """A caution when a limit was already mostly used at concurrency 1 or at half the capacity
-    (catalogue.capacity_conditioning)."""
+    (catalogue.stats.capacity_conditioning)."""
 
 
 def headline(run: BenchmarkRun) -> Headline | None:

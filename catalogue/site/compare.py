@@ -1,7 +1,7 @@
 """Like-for-like comparisons: runs grouped by workload, throughput per node, winners only within a group.
 
 Two recipes' figures are put against each other (deltas, a winner) only when their newest runs
-measured the same workload (catalogue.workload.Workload.key); a run that stopped part-way stands for its
+measured the same workload (catalogue.models.workload.Workload.key); a run that stopped part-way stands for its
 recipe only while no complete run of that workload exists (catalogue.site.view.headline_run). Throughput is
 a sum over servers, so set-ups with different node counts are ranked by throughput per node, with the raw
 figure beside it; latency is ranked only among set-ups with the same node count.
@@ -18,13 +18,13 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from catalogue.benchmark import BenchmarkRun, Capacity, LevelResult
-from catalogue.loading import Entry
-from catalogue.metrics import BY_NAME, Metric
+from catalogue.models.benchmark import BenchmarkRun, Capacity, LevelResult
+from catalogue.models.loading import Entry
+from catalogue.models.slo import Slo
+from catalogue.models.workload import Workload
 from catalogue.site.machine_view import throttled
 from catalogue.site.view import headline_run, workloads
-from catalogue.slo import Slo
-from catalogue.workload import Workload
+from catalogue.stats.metrics import BY_NAME, Metric
 
 COMPARED = ["generation_tps", "prefill_tps", "ttft_mean_ms", "peak_tps", "output_tokens_per_j"]
 """Metrics a comparison page tables, in this order. Output tokens per joule is tabled only among the group's

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from catalogue.loading import Entry
+from catalogue.models.loading import Entry
+from catalogue.models.topology import nodes_used
 from catalogue.site import capacity_headline, view
 from catalogue.site.charts import Series, line_chart, pareto_chart
 from catalogue.site.compare import Group, Member, capacity_groups, compare, pareto_points
@@ -12,7 +13,6 @@ from catalogue.site.quality_view import KINDS, compare_rows
 from catalogue.site.run_charts import pareto_series, points
 from catalogue.site.templating import render
 from catalogue.site.urls import COMPARE_INDEX, link, recipe_path
-from catalogue.topology import nodes_used
 
 
 def compare_path(model: str, platform: str) -> str:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalogue.benchmark import BenchmarkRun, LevelResult
-from catalogue.loading import Entry
-from catalogue.metrics import BY_NAME, Metric
-from catalogue.regression import report
-from catalogue.run_differences import differences
+from catalogue.models.benchmark import BenchmarkRun, LevelResult
+from catalogue.models.loading import Entry
+from catalogue.models.workload import Workload
 from catalogue.site.charts import Axis, Series, chart
 from catalogue.site.view import partial_note, workloads
-from catalogue.workload import Workload
+from catalogue.stats.metrics import BY_NAME, Metric
+from catalogue.stats.regression import report
+from catalogue.stats.run_differences import differences
 
 PREFILL_HEAVY = 16
 """A workload whose prompts are this many times longer than its outputs measures prefill first."""

@@ -11,8 +11,8 @@ from markupsafe import Markup
 
 from catalogue.flags.drift import accepted_by
 from catalogue.flags.snapshot import version_key
-from catalogue.loading import Entry
-from catalogue.metrics import tokens_per_joule
+from catalogue.models.loading import Entry
+from catalogue.models.topology import nodes_used
 from catalogue.site import capacity_headline, openloop, view
 from catalogue.site.agents_view import agents_index
 from catalogue.site.headline import figures
@@ -20,7 +20,7 @@ from catalogue.site.machine_view import quotable
 from catalogue.site.page import Page
 from catalogue.site.templating import render
 from catalogue.site.urls import COMPARE_INDEX, INDEX, METHODOLOGY, link, model_path, recipe_path
-from catalogue.topology import nodes_used
+from catalogue.stats.metrics import tokens_per_joule
 
 
 def index_rows(entries: list[Entry], validations: dict[str, view.Validation] | None = None) -> list[dict[str, Any]]:

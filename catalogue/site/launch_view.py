@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 import yaml
 
-from catalogue.benchmark import MeasuredProvenance
-from catalogue.launch import bench_argv, shell_command
-from catalogue.loading import Entry
-from catalogue.platform import Platform, ProfilePart
-from catalogue.recipe import Recipe
-from catalogue.reproduce import missing_pins
-from catalogue.topology import DEFAULT_PORT, LITELLM_VERSION, layout, placeholder_nodes
+from catalogue.models.benchmark import MeasuredProvenance
+from catalogue.models.launch import bench_argv, shell_command
+from catalogue.models.loading import Entry
+from catalogue.models.platform import Platform, ProfilePart
+from catalogue.models.recipe import Recipe
+from catalogue.models.reproduce import missing_pins
+from catalogue.models.topology import DEFAULT_PORT, LITELLM_VERSION, layout, placeholder_nodes
 
 
 def command_text(argv: list[str], serve: list[str]) -> str:

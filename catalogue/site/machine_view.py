@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from catalogue.benchmark import BenchmarkRun, Figures, LevelResult, RateLevel
-from catalogue.platform import Platform
-from catalogue.price_model import PriceModel, cost_per_million, load_price_model
-from catalogue.sampling import LevelMachine
+from catalogue.models.benchmark import BenchmarkRun, Figures, LevelResult, RateLevel
+from catalogue.models.platform import Platform
+from catalogue.stats.price_model import PriceModel, cost_per_million, load_price_model
+from catalogue.stats.sampling import LevelMachine
 
 
 def invalid_throttle(platform: Platform | None) -> list[str]:

@@ -7,7 +7,7 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from catalogue.loading import Entry
+from catalogue.models.loading import Entry
 from catalogue.site import view
 from catalogue.site.headline import Figure, figures
 from catalogue.site.index_page import index_row

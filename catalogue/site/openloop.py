@@ -1,7 +1,8 @@
 """Open-loop levels on a page: the capacity headline, the rate table and the latency–load charts.
 
 Everything here reads the run file's model (`BenchmarkRun.rates`, `.slo`, `.capacity`): a rate level's verdict is
-the one the run recorded, else `catalogue.capacity.judge` against the run's SLO; nothing is measured or guessed here.
+the one the run recorded, else `catalogue.stats.capacity.judge` against the run's SLO; nothing is measured or guessed
+here.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from catalogue.benchmark import BenchmarkRun, ImportedProvenance, RateLevel, Stats
+from catalogue.models.benchmark import BenchmarkRun, ImportedProvenance, RateLevel, Stats
+from catalogue.models.slo import LIMIT_LABELS, STATS_FIELD, Slo
 from catalogue.site.capacity_headline import Headline, headline, rate_floor, rate_text, verdict
 from catalogue.site.charts import Axis, Key, Mark, Rule, Series, chart
 from catalogue.site.templating import fmt_num
-from catalogue.slo import LIMIT_LABELS, STATS_FIELD, Slo
 
 DEFAULT_PERCENTILE = 95
 """The upper percentile the table and charts show when a run has no SLO to name one."""

@@ -6,12 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from catalogue.benchmark import LevelResult, MeasuredProvenance
-from catalogue.engine_timing import level_bursts
 from catalogue.flags.snapshot import version_key
-from catalogue.launch import flag_words
-from catalogue.loading import Entry
-from catalogue.metrics import METRICS, Metric, p99_withheld
+from catalogue.models.benchmark import LevelResult, MeasuredProvenance
+from catalogue.models.launch import flag_words
+from catalogue.models.loading import Entry
+from catalogue.publish.sparkrun_export import sparkrun_path
 from catalogue.site import launch_view, openloop, view
 from catalogue.site.agents_view import agents_section, capacity_text
 from catalogue.site.arena_view import ArenaSection, arena_section
@@ -30,7 +29,8 @@ from catalogue.site.run_charts import history_charts, recipe_charts
 from catalogue.site.spec_view import spec_summary
 from catalogue.site.templating import render
 from catalogue.site.urls import METHODOLOGY, file_link, link, methodology, model_path, recipe_path
-from catalogue.sparkrun_export import sparkrun_path
+from catalogue.stats.engine_timing import level_bursts
+from catalogue.stats.metrics import METRICS, Metric, p99_withheld
 
 
 def _columns(levels: list[LevelResult]) -> list[Metric]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from catalogue.benchmark import BenchmarkRun, MeasuredProvenance
-from catalogue.passport import GpuState, HostPassport, InterfaceState, Passport
+from catalogue.models.benchmark import BenchmarkRun, MeasuredProvenance
+from catalogue.models.passport import GpuState, HostPassport, InterfaceState, Passport
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from catalogue.benchmark import BenchmarkRun
-from catalogue.loading import Entry
-from catalogue.quality import QualityCheck
+from catalogue.models.benchmark import BenchmarkRun
+from catalogue.models.loading import Entry
+from catalogue.models.quality import QualityCheck
 
 KINDS = (("accuracy", "Accuracy"), ("tool-calling", "Tool calling"))
 NOT_MEASURED = "not measured"

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from catalogue.benchmark import BenchmarkRun, LevelResult
-from catalogue.loading import Entry
-from catalogue.metrics import BY_NAME
+from catalogue.models.benchmark import BenchmarkRun, LevelResult
+from catalogue.models.loading import Entry
+from catalogue.models.topology import nodes_used
 from catalogue.site import view
 from catalogue.site.charts import Series, line_chart, pareto_chart
 from catalogue.site.compare import run_pareto_points
 from catalogue.site.history import main_metric
-from catalogue.topology import nodes_used
+from catalogue.stats.metrics import BY_NAME
 
 
 def points(

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from catalogue import texts
-from catalogue.benchmark import BenchmarkRun
-from catalogue.recipe import Recipe
-from catalogue.texts import TextKind
+from catalogue.models import texts
+from catalogue.models.benchmark import BenchmarkRun
+from catalogue.models.recipe import Recipe
+from catalogue.models.texts import TextKind
 
 
 @dataclass(frozen=True)

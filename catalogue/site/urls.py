@@ -9,7 +9,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from catalogue.loading import Entry
+    from catalogue.models.loading import Entry
 
 INDEX, COMPARE_INDEX, METHODOLOGY = "index.md", "compare/index.md", "methodology/index.md"
 MODELS = "models"

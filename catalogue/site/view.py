@@ -8,15 +8,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from catalogue.benchmark import BenchmarkRun, ImportedProvenance, LevelResult
 from catalogue.flags.drift import DriftCell
 from catalogue.flags.validate import Finding
-from catalogue.loading import Entry
-from catalogue.metrics import BY_NAME, metric_value, peak_withheld
-from catalogue.platform import Platform
-from catalogue.recipe import ClusterTopology, Comparison, Recipe, ReplicasTopology
+from catalogue.models.benchmark import BenchmarkRun, ImportedProvenance, LevelResult
+from catalogue.models.loading import Entry
+from catalogue.models.platform import Platform
+from catalogue.models.recipe import ClusterTopology, Comparison, Recipe, ReplicasTopology
+from catalogue.models.workload import Workload
 from catalogue.site.machine_view import headline_levels, quotable
-from catalogue.workload import Workload
+from catalogue.stats.metrics import BY_NAME, metric_value, peak_withheld
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from catalogue import capacity  # noqa: E402
 from catalogue.benchmark import BenchmarkRun, LevelResult, RateLevel, Stats  # noqa: E402
 from catalogue.loading import parse_recipe  # noqa: E402
 from catalogue.slo import probe_name, rate_name  # noqa: E402
+
+from catalogue import capacity  # noqa: E402
 
 FOLDER = HERE / "capacity-fixture"
 RECORDED = dt.datetime(2026, 11, 25, 10, 0, tzinfo=dt.UTC)

@@ -1,0 +1,98 @@
+"""The run policy on environment variables, as an allow-list (catalogue/policy/env.yaml): names that load code of
+the recipe's choice (never), secrets written down (never), names that redirect the model hub, load code the image
+has, open endpoints or send data (consent), data names whose value has their type (nothing), anything else
+(consent); and what a recipe takes from the owner (env_from_host: its own allow-list)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from fnmatch import fnmatchcase
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from catalogue.models.yaml_files import parse_yaml
+from catalogue.policy import rules
+from catalogue.policy.finding import PolicyFinding, consent, never
+from catalogue.policy.secret_scan import mask, value_is_secret
+
+FieldOf = Callable[[str], tuple]
+ENV_FILE = Path(__file__).with_name("env.yaml")
+
+
+@cache
+def env_table() -> dict[str, Any]:
+    """catalogue/policy/env.yaml as read."""
+    return parse_yaml(ENV_FILE.read_text(encoding="utf-8"), ENV_FILE)
+
+
+def is_never(name: str) -> bool:
+    """A name that loads code of the recipe's choice (a glob of the never list)."""
+    return any(fnmatchcase(name, pattern) for pattern in env_table()["never"]["names"])
+
+
+def consent_class(name: str) -> str | None:
+    """The consent class (redirect, loads-code, opens-endpoints, sends-data) of a name, any letter case."""
+    upper = name.upper()
+    return next((c for c, v in env_table()["consent"].items() if upper in {n.upper() for n in v["names"]}), None)
+
+
+def type_of(name: str) -> str | dict[str, Any] | None:
+    """The type the allow-list gives a data name; None when the name is not on it."""
+    return env_table()["data"].get(name)
+
+
+def fits(kind: str | Mapping[str, Any], value: str) -> bool:
+    """Whether `value` is of the allow-list type `kind`."""
+    if isinstance(kind, Mapping):
+        return value in kind["choices"]
+    return re.fullmatch(env_table()["types"][kind], value) is not None
+
+
+def check_env(
+    env: Mapping[str, str], field_of: FieldOf | None = None, declared: Mapping[str, str] | None = None
+) -> list[PolicyFinding]:
+    """Findings for environment variables written in the recipe (or a profile)."""
+    out: list[PolicyFinding] = []
+    table = env_table()
+    for key, value in env.items():
+        field = field_of(key) if field_of else ("serving", "env", key)
+        kind = type_of(key)
+        cls = consent_class(key)
+        if is_never(key):
+            how = "never allowed: the image decides the code"
+            out.append(never(key, table["never"]["why"], table["never"]["basis"], field, how))
+        elif value_is_secret(key, value):
+            why = rules.SECRET_WHY.format(masked=mask(value))
+            out.append(never(key, why, rules.SECRET_BASIS, field, rules.SECRET_HOW.format(name=key)))
+        elif cls is not None:
+            rule = table["consent"][cls]
+            out.append(consent(key, rule["why"], rule["basis"], declared or {}, field))
+        elif kind is None:
+            unlisted = table["unlisted"]
+            out.append(consent(key, unlisted["why"], unlisted["basis"], declared or {}, field))
+        elif not fits(kind, value):
+            unlisted = table["unlisted"]
+            shown = kind if isinstance(kind, str) else f"choice of {', '.join(kind['choices'])}"
+            why = unlisted["type_why"].format(value=value, type=shown, name=key)
+            out.append(consent(key, why, unlisted["basis"], declared or {}, field))
+    return out
+
+
+def check_env_from_host(
+    names: Iterable[str], declared: Mapping[str, str], profile_names: Iterable[str] = ()
+) -> list[PolicyFinding]:
+    """Consent for each name a recipe takes from the owner's environment beyond the allow-list."""
+    rule = env_table()["from_host"]
+    allowed = {*rule["allowed"], *profile_names}
+    out: list[PolicyFinding] = []
+    for i, name in enumerate(names):
+        field = ("serving", "env_from_host", i)
+        if is_never(name):
+            code = env_table()["never"]
+            out.append(never(f"env_from_host {name}", code["why"], code["basis"], field))
+        elif name not in allowed:
+            why = rule["why"].format(name=name)
+            out.append(consent(f"env_from_host {name}", why, rule["basis"], declared, field))
+    return out

@@ -1,0 +1,134 @@
+"""What the run policy knows of `vllm serve` flags: each flag's name as vLLM's parser reads it, and its class.
+
+Types come from the committed flag snapshots (snapshots/vllm-<v>.json): a switch, an int, a float or a fixed
+choice in every snapshot that has the flag is data. Every other flag takes free text and has its class in
+catalogue/policy/flags.yaml (loads code, sends data, serves files, reads a path, data, or a JSON config whose keys
+are classed one by one). A flag or key with no class there is consent (policy_flags)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from catalogue.models.yaml_files import parse_yaml
+
+CLASSES_FILE = Path(__file__).with_name("flags.yaml")
+SNAPSHOTS = Path(__file__).resolve().parents[2] / "snapshots"
+FLAG_CLASSES = ("loads-code", "sends-data", "serves-files", "reads-path", "data", "config")
+KEY_CLASSES = ("loads-code", "sends-data", "serves-files", "reads-path", "data")
+TYPED = ("int", "float", "human_readable_int")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A recipe's flag name as vLLM's parser reads it."""
+
+    name: str | None
+    """The flag's first long spelling without dashes (`tool-parser-plugin`); None when it cannot be told."""
+    keys: tuple[str, ...] = ()
+    """The JSON keys of a dotted name (`compilation-config.pass_config.x` -> ('pass_config', 'x'))."""
+    ambiguous: tuple[str, ...] = ()
+    """The flags an abbreviation could stand for, when more than one."""
+
+
+@cache
+def snapshot_options() -> dict[str, list[dict[str, Any]]]:
+    """Every long spelling of every committed snapshot -> that option in each snapshot that has it."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(SNAPSHOTS.glob("vllm-*.json")):
+        for option in json.loads(path.read_text(encoding="utf-8"))["options"]:
+            for spelling in option["spellings"]:
+                if spelling.startswith("--"):
+                    out.setdefault(spelling[2:], []).append(option)
+    return out
+
+
+def canonical(option: dict[str, Any]) -> str:
+    """An option's first long spelling without dashes."""
+    return next(s[2:] for s in option["spellings"] if s.startswith("--"))
+
+
+def is_typed(option: dict[str, Any]) -> bool:
+    """A switch, a number or a fixed choice: a value vLLM's parser checks itself."""
+    return option["nargs"] == 0 or bool(option["choices"]) or option["type"] in TYPED
+
+
+def resolve(name: str) -> Resolved:
+    """`name` as vLLM reads `--name`: underscores as dashes before a dot, a dotted JSON key path, and an
+    abbreviation expanded when every committed snapshot expands it to the same one flag."""
+    base, _, rest = name.partition(".")
+    base = base.replace("_", "-")
+    keys = tuple(k.replace("-", "_") for k in rest.split(".")) if rest else ()
+    options = snapshot_options()
+    if base in options:
+        return Resolved(canonical(options[base][0]), keys)
+    full = sorted({canonical(o[0]) for spelling, o in options.items() if spelling.startswith(base)})
+    if len(full) == 1:
+        return Resolved(full[0], keys)
+    if full:
+        return Resolved(None, keys, tuple(full))
+    return Resolved(base, keys)
+
+
+@cache
+def classes_file() -> dict[str, Any]:
+    """catalogue/policy/flags.yaml as read."""
+    return parse_yaml(CLASSES_FILE.read_text(encoding="utf-8"), CLASSES_FILE)
+
+
+@cache
+def flag_classes() -> dict[str, str]:
+    """Free-text flag (and image-only flag) -> its class."""
+    data = classes_file()
+    out: dict[str, str] = {}
+    for section in ("flags", "image_flags"):
+        for cls, names in data[section].items():
+            if cls not in FLAG_CLASSES:
+                raise ValueError(f"{CLASSES_FILE}: {section}.{cls}: not a class ({', '.join(FLAG_CLASSES)})")
+            for name in names:
+                out[name] = cls
+    return out
+
+
+def flag_class(name: str) -> str | None:
+    """The class of a resolved flag name: data when vLLM's type makes it so, else its listed class or None."""
+    found = snapshot_options().get(name)
+    if found and all(is_typed(o) for o in found):
+        return "data"
+    return flag_classes().get(name)
+
+
+def key_class(config: dict[str, Any], key: str, value: Any) -> str | dict[str, Any] | None:
+    """The class of one key of a JSON config (the value decides for a `when:` key); a nested table for a key
+    whose own keys are classed; None when the key has no class."""
+    when = (config.get("when") or {}).get(key)
+    if when is not None:
+        return when.get(str(value) if not isinstance(value, bool) else str(value).lower(), when.get("*"))
+    nested = (config.get("keys") or {}).get(key)
+    if nested is not None:
+        return nested
+    return next((cls for cls in KEY_CLASSES if key in (config.get(cls) or ())), None)
+
+
+def config_table(name: str) -> dict[str, Any]:
+    """The key classes of a config flag (empty: no key is known)."""
+    return classes_file()["configs"].get(name) or {}
+
+
+def unclassed(snapshot: dict[str, Any]) -> list[str]:
+    """The free-text flags and JSON keys of one snapshot (as read from its file) that have no class."""
+    out = []
+    classes = flag_classes()
+    for option in snapshot["options"]:
+        name = canonical(option)
+        if is_typed(option):
+            continue
+        if name not in classes:
+            out.append(f"--{name}")
+        elif classes[name] == "config":
+            table = config_table(name)
+            out += [f"--{name} {k}" for k in option["json_keys"] or () if key_class(table, k, None) is None]
+    return out

@@ -1,0 +1,94 @@
+"""The run policy's host paths as data: what a recipe may never mount (CIS Docker 5.5, 5.31; PSS baseline: HostPath
+Volumes), and the words of each verdict. catalogue.policy.mounts applies them to the path docker will use."""
+
+from __future__ import annotations
+
+NEVER_TREES = (
+    "/etc",
+    "/proc",
+    "/sys",
+    "/boot",
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/bin",
+    "/sbin",
+    "/var/lib/docker",
+    "/var/lib/containerd",
+    "/var/lib/containers",
+    "/var/lib/kubelet",
+    "/var/spool/cron",
+    "/var/spool/anacron",
+    "/run/containerd",
+    "/var/run/containerd",
+    "/run/docker",
+    "/var/run/docker",
+    "/run/user",
+    "/var/run/user",
+    "/run/dbus",
+    "/var/run/dbus",
+    "/run/systemd",
+    "/var/run/systemd",
+    "/run",
+    "/var/run",
+)
+"""Host folders never mounted, nor anything inside them (CIS 5.5): system folders, the container engines' state
+(docker, containerd, podman's /var/lib/containers), cron spools, and /run as a whole (dbus, systemd, every
+daemon's socket lives there)."""
+NEVER_EXACT = ("/", "/home", "/root", "/dev", "/var", "/var/lib", "/var/spool", "~")
+"""Host folders never mounted whole (their subfolders fall under the other rules)."""
+SOCKET_NAMES = (
+    "docker.sock",
+    "containerd.sock",
+    "podman.sock",
+    "crio.sock",
+    "dockershim.sock",
+    "cri-dockerd.sock",
+    "buildkitd.sock",
+    "system_bus_socket",
+)
+"""Container-engine, dbus and systemd sockets (CIS 5.31), wherever they are linked to: a container with one controls
+the host."""
+CREDENTIAL_PARTS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".docker",
+    ".kube",
+    ".azure",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".password-store",
+)
+"""Folders and files that hold credentials, at any depth: never mounted."""
+CREDENTIAL_PATHS = (
+    (".config", "gcloud"),
+    (".config", "gh"),
+    (".config", "hub"),
+    (".config", "containers"),
+    (".config", "doctl"),
+    (".local", "share", "keyrings"),
+    ("huggingface", "token"),
+    ("huggingface", "stored_tokens"),
+)
+"""Runs of folder names that hold a developer CLI's credentials (gcloud, GitHub's gh and hub, podman's auth, ...),
+or the Hugging Face cache's token files, wherever they appear in a path: never mounted."""
+CREDENTIAL_FILES = ("token", "stored_tokens", ".env", "credentials", "id_rsa", "id_ed25519", ".bash_history")
+"""File names that hold credentials (the Hugging Face cache's `token`, ssh keys, dotenv files): never mounted."""
+
+MOUNT_NEVER_WHY = {
+    "tree": "mounts the host's {path}, a system folder",
+    "exact": "mounts the host's {path} whole",
+    "home": "mounts a whole home folder",
+    "socket": "mounts a container-engine or system socket: control of the host",
+    "credentials": "mounts a folder of credentials",
+    "relative": "a relative host path that names no folder: docker resolves it to a folder above the one the runner "
+    "runs in",
+    "device": "a volume device given as a relative path: the engine resolves it against its own working folder (/)",
+}
+MOUNT_RELATIVE_WHY = "mounts a host folder given relative to the folder the runner runs in"
+MOUNT_BASIS = "CIS 5.5, 5.31; PSS baseline: HostPath Volumes"
+MOUNT_CONSENT_WHY = "mounts a host folder the owner has not named (hosts file allow_mounts) nor the profile's HF cache"
+PROPAGATION_WHY = "mounts a host folder with shared propagation (mounts flow back to the host)"
+PROPAGATION_BASIS = "CIS 5.19"

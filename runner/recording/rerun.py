@@ -1,0 +1,125 @@
+"""Running a recorded run again: `--resume` takes the newest run that stopped early and its finished levels, and
+finishes it only if it would measure the same thing; `catalogue reproduce --refresh` measures it again pinned to
+what it ran (image digest or id, model revision, its own ports), refusing when the recipe's flags changed since."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import replace
+
+from catalogue.models import texts
+from catalogue.models.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance, RateLevel
+from catalogue.models.errors import CatalogueError
+from catalogue.models.launch import sweep_workload
+from catalogue.models.loading import Entry
+from catalogue.models.reproduce import foreign_images, pin
+from catalogue.models.slo import probe_name, rate_name
+from catalogue.stats.run_differences import flag_items
+from runner.hosts.containers import image_id
+from runner.hosts.hosts import Host
+from runner.planning.plan import Plan
+from runner.recording.reproduction import run_ports, with_pin
+
+
+def reproducing(
+    entry: Entry, run: BenchmarkRun, port: int | None, router_port: int | None, head: Host
+) -> tuple[Entry, int | None, int | None]:
+    """The recipe pinned as the run ran it (image digest or id, model revision) and the run's own ports.
+
+    The image is the recipe's: a run whose file names another repository (or a digest or id that is none) is
+    refused. A locally built image has no digest, only an id on the machine that built it: where the recipe's
+    image on the head host has another id, it was rebuilt from its recipe, and its tag runs (said so)."""
+    serving = entry.recipe.serving
+    foreign = foreign_images(run, serving.image)
+    if foreign:
+        raise CatalogueError(
+            entry.folder / "runs" / f"{run.stamp}.json", f"not reproducible, nothing started: {'; '.join(foreign)}"
+        )
+    the_pin = pin(run, serving.image)
+    local_id = bool(the_pin.image and the_pin.image.startswith("sha256:"))
+    if local_id and serving.image and shutil.which("docker"):
+        current = image_id(head, serving.image)
+        if current != the_pin.image:
+            print(
+                f"note: the run's image {the_pin.image} is not {serving.image} on host {head.name}: running "
+                f"{serving.image} ({current or 'not there either'}), rebuilt from its recipe",
+                file=sys.stderr,
+            )
+            the_pin = replace(the_pin, image=serving.image)
+    ran_port, ran_router = run_ports(run)
+    for note in the_pin.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return (
+        with_pin(entry, the_pin),
+        ran_port if port is None else port,
+        ran_router if router_port is None else router_port,
+    )
+
+
+def same_setup(run: BenchmarkRun, plan: Plan) -> None:
+    """A reproduction runs the run's own flags: refuse when the recipe changed since."""
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    before = [n.command for n in prov.nodes] or [prov.serve_command]
+    for old, new in zip(before, [n.argv for n in plan.nodes]):
+        was, now = (flag_items(c[c.index("serve") + 1 :]) if "serve" in c else [] for c in (old, new))
+        if was != now:
+            diff = sorted(set(was) ^ set(now))
+            raise CatalogueError(
+                plan.folder / "recipe.yaml",
+                f"cannot reproduce run {run.stamp}: the recipe's flags changed since ({', '.join(diff) or 'order'})",
+            )
+
+
+def refuse_different(previous: BenchmarkRun, plan: Plan, entry: Entry) -> None:
+    """A resumed run must measure the same thing: the same server commands and the same workload."""
+    prov = previous.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    before = [n.command for n in prov.nodes] or [prov.serve_command]
+    now = [n.argv for n in plan.nodes]
+    if before != now:
+        changed = next(
+            (f"{a!r} -> {b!r}" for x, y in zip(before, now) for a, b in zip(x, y) if a != b),
+            f"{len(before)} -> {len(now)} servers" if len(before) != len(now) else "the command's length",
+        )
+        raise CatalogueError(
+            plan.run_file, f"cannot resume: the serve command differs from the run's ({changed}); start a new run"
+        )
+    workload = sweep_workload(entry.recipe, previous.workload.tool_version if previous.workload else None)
+    if previous.workload is not None and previous.workload != workload:
+        raise CatalogueError(
+            plan.run_file,
+            "cannot resume: the workload differs from the run's "
+            f"({workload.describe()} vs {previous.workload.describe()})",
+        )
+
+
+def resumable(entry: Entry) -> BenchmarkRun | None:
+    """The newest measured run that stopped early."""
+    first = texts.dataset(entry.recipe.sweep.texts[0])  # another kind's levels are measured again on a resume
+    runs = [
+        r
+        for r in entry.runs
+        if isinstance(r.provenance, MeasuredProvenance)
+        and not r.complete
+        and r.workload is not None
+        and r.workload.dataset == first
+    ]
+    return max(runs, key=lambda r: r.recorded_at) if runs else None
+
+
+def finished_jobs(run: BenchmarkRun) -> dict[str, LevelResult]:
+    """A run's finished closed-loop levels by job name."""
+    done = {f"c{lv.concurrency}": lv for lv in run.levels}
+    done.update({f"ctx{lv.prompt_tokens}": lv for lv in run.long_context if lv.prompt_tokens})
+    return done
+
+
+def finished_rates(run: BenchmarkRun) -> dict[str, RateLevel]:
+    """A run's finished open-loop levels by job name: planned rates and the search's probes."""
+    return {
+        probe_name(lv.probe) if lv.probe is not None else rate_name(lv.offered_rps or 0): lv
+        for lv in run.rates
+        if lv.offered_rps is not None
+    }
