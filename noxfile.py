@@ -148,10 +148,11 @@ def tests(session: nox.Session) -> None:
         session.run("pytest", "-ra", "--durations=40", *session.posargs, env=env)
         return
     # The light tests (no vLLM server, docker, browser or vLLM import) on every core at once, each file on one worker
-    # (its module fixtures built once); then the heavy ones one after another, alone on the machine, whose timings
-    # (vLLM on two cores, the regression checks) a parallel neighbour would disturb.
+    # (its module fixtures built once); then the heavy ones on two workers: every test that boots an engine on one
+    # (the xdist group "engine", one after another: tests/conftest.py), docker's gate, the browser and vLLM's parser
+    # on the other, a module at a time.
     session.run("pytest", "-n", "auto", "--dist", "loadfile", "-m", f"not ({HEAVY})", *REPORT, env=env)
-    session.run("pytest", "-m", HEAVY, *REPORT, env=env)
+    session.run("pytest", "-n", "2", "--dist", "loadgroup", "-m", HEAVY, *REPORT, env=env)
 
 
 FUZZ_EXAMPLES = "2000"

@@ -18,11 +18,22 @@ HEAVY_FIXTURES = {"engine": "docker", "ssh_host": "docker", "vllm_installed": "v
 light ones have run in parallel (pytest-xdist)."""
 
 
+HEAVY_MARKERS = ("server", "simulator", "docker", "browser", "vllm")
+ENGINE_MARKERS = ("server", "simulator")
+"""Tests that boot an engine (vLLM or the simulator) and time it: `nox -s tests` runs them one after another on one
+pytest-xdist worker (the group "engine"), while the other heavy tests (docker's gate, the browser, vLLM's parser)
+share the other worker, each module on one worker (its module fixtures built once)."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         for fixture, marker in HEAVY_FIXTURES.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(marker)
+        if any(item.get_closest_marker(m) for m in ENGINE_MARKERS):
+            item.add_marker(pytest.mark.xdist_group("engine"))
+        elif any(item.get_closest_marker(m) for m in HEAVY_MARKERS):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 @pytest.fixture(scope="session")

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "examples" / "tiny-cpu" / "model"
 VLLM = str(Path(sys.executable).parent / "vllm")
 ENV = {"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
-pytestmark = needs_vllm
+pytestmark = [needs_vllm, pytest.mark.server]  # one real `vllm serve` for the module
 
 
 def serve_argv(port: int) -> list[str]:
