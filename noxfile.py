@@ -116,8 +116,6 @@ def install_router(session: nox.Session) -> str:
     return install_tool(session, "litellm-router", LITELLM, "litellm")
 
 
-HEAVY = "server or docker or browser or vllm"
-"""The markers of the tests that run alone (tests/conftest.py adds them from the fixtures a test uses)."""
 REPORT = ["-ra", "--durations=40"]
 
 
@@ -147,12 +145,12 @@ def tests(session: nox.Session) -> None:
     if session.posargs:  # a developer's selection: one run, as asked
         session.run("pytest", "-ra", "--durations=40", *session.posargs, env=env)
         return
-    # The light tests (no vLLM server, docker, browser or vLLM import) on every core at once, each file on one worker
-    # (its module fixtures built once); then the heavy ones on two workers: every test that boots an engine on one
-    # (the xdist group "engine", one after another: tests/conftest.py), docker's gate, the browser and vLLM's parser
-    # on the other, a module at a time.
-    session.run("pytest", "-n", "auto", "--dist", "loadfile", "-m", f"not ({HEAVY})", *REPORT, env=env)
-    session.run("pytest", "-n", "2", "--dist", "loadgroup", "-m", HEAVY, *REPORT, env=env)
+    # Every test that boots no engine on every core at once, each module on one worker (its module fixtures built
+    # once) and the docker tests in one chain (each compares the engine's containers before and after); then the tests
+    # that boot an engine (vLLM, the simulated Spark) one after another, alone on the machine, whose timings a
+    # parallel neighbour would disturb (the groups and the marker: tests/conftest.py).
+    session.run("pytest", "-n", "auto", "--dist", "loadgroup", "-m", "not engine", *REPORT, env=env)
+    session.run("pytest", "-m", "engine", *REPORT, env=env)
 
 
 FUZZ_EXAMPLES = "2000"

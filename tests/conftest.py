@@ -14,15 +14,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 HEAVY_FIXTURES = {"engine": "docker", "ssh_host": "docker", "vllm_installed": "vllm"}
-"""A test that uses one of these fixtures gets the marker: `nox -s tests` runs the marked ones alone, after the
-light ones have run in parallel (pytest-xdist)."""
+"""A test that uses one of these fixtures gets the marker (docker tests run one at a time, beside the light ones)."""
 
 
-HEAVY_MARKERS = ("server", "simulator", "docker", "browser", "vllm")
-ENGINE_MARKERS = ("server", "simulator")
-"""Tests that boot an engine (vLLM or the simulator) and time it: `nox -s tests` runs them one after another on one
-pytest-xdist worker (the group "engine"), while the other heavy tests (docker's gate, the browser, vLLM's parser)
-share the other worker, each module on one worker (its module fixtures built once)."""
+# A test marked `server` (a real vllm serve), or `simulator` and heavy (the simulated Spark under the real runner),
+# boots an engine and times it: it gets the marker `engine`, and `nox -s tests` runs those one after another, alone on
+# the machine. Every other test gets an xdist group: its module, or "docker" for all docker tests.
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -30,10 +27,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for fixture, marker in HEAVY_FIXTURES.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(marker)
-        if any(item.get_closest_marker(m) for m in ENGINE_MARKERS):
-            item.add_marker(pytest.mark.xdist_group("engine"))
-        elif any(item.get_closest_marker(m) for m in HEAVY_MARKERS):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+        heavy = any(item.get_closest_marker(m) for m in ("docker", "browser", "vllm"))
+        if item.get_closest_marker("server") or (heavy and item.get_closest_marker("simulator")):
+            item.add_marker(pytest.mark.engine)
+        elif item.get_closest_marker("docker"):
+            item.add_marker(pytest.mark.xdist_group("docker"))  # one engine's containers: judged one test at a time
+        else:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))  # a module on one worker
 
 
 @pytest.fixture(scope="session")
