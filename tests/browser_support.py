@@ -3,6 +3,7 @@ opener that fails the test on a console error or an off-site request."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,7 @@ def _built_and_served(out: Path, roots: list[Path] | None = None, links_checked:
     served.close()
 
 
+@contextlib.contextmanager
 def _opener(browser, site):
     contexts, problems = [], []
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -40,7 +39,6 @@ def open_workloads_page(browser, workloads_site):
         yield go
 
 
-@contextlib.contextmanager
 def _column(page, index: int) -> list[str]:
     return page.eval_on_selector_all(
         "#rc-index tbody tr[data-model]:not([hidden])",
