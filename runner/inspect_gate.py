@@ -14,10 +14,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from catalogue.docker_options import docker_options
-from catalogue.policy import PolicyContext, PolicyFinding, check_env, check_options, errors, missing_allows
+from catalogue.policy import (
+    PolicyContext,
+    PolicyFinding,
+    check_env,
+    check_env_paths,
+    check_options,
+    errors,
+    missing_allows,
+)
 from runner.child_env import child_env
 from runner.docker_view import LOG_DRIVER, DockerView, OwnMount, beyond, read_view
 from runner.hosts import Host
+from runner.served_flags import judge_command
 
 TIMEOUT_S = 120
 
@@ -113,7 +122,9 @@ def baseline(host: Host, image: str, labels: dict[str, str]) -> DockerView:
 
 def judge(container: Container, view: DockerView, base: DockerView, verdicts: Verdicts) -> list[PolicyFinding]:
     """The policy's findings on what docker made, beyond the baseline and the runner's own settings (its mounts
-    were left out of `view` by read_view; its variables only where the value is exactly the one it passes)."""
+    were left out of `view` by read_view; its variables only where the value is exactly the one it passes): the
+    options, the variables (a path variable by the host folder it reaches through a bind), the `vllm serve` flags of
+    the command docker holds (runner.served_flags), the labels and the log."""
     extra = beyond(view, base)
     options: list[str] = []
     for group in extra.options:
@@ -124,6 +135,9 @@ def judge(container: Container, view: DockerView, base: DockerView, verdicts: Ve
     passed = {**{name: os.environ.get(name) for name in container.by_name}, **container.env}
     env = {k: v for k, v in extra.env.items() if k not in passed or passed[k] != v}
     found += check_env(env, declared=verdicts.declared)
+    binds = [(source, target) for _, source, target in extra.mounts]
+    found += check_env_paths(env, binds, verdicts.context, verdicts.declared)
+    found += judge_command(list(view.command), view.image, verdicts.declared)
     found += _labels_and_log(container, view, base)
     source = f"{container.role} container (docker inspect)"
     return [PolicyFinding(f.cls, f.option, f.why, f.how, f.basis, source, f.field, f.lineno, f.reason) for f in found]
