@@ -187,7 +187,8 @@ def test_static_and_inspected_verdicts_agree(case, engine, tmp_path):
 
 
 def test_a_launch_the_static_parse_misses_is_refused_as_docker_made_it_and_removed(engine, tmp_path):
-    """A docker run argv with words the recipe never showed (as if a static parse had missed them)."""
+    """A docker run argv with words the recipe never showed (as if a static parse had missed them): options,
+    variables, and `vllm serve` flags after a list value and under an abbreviation."""
     labels = {"catalogue.recipe": "gate-test", "catalogue.run": "probe"}
     argv = [
         "docker",
@@ -204,9 +205,12 @@ def test_a_launch_the_static_parse_misses_is_refused_as_docker_made_it_and_remov
         "-900",
         "-e",
         "HF_ENDPOINT=https://hub.example",
+        "-e",
+        "HOME=/host-etc/cron.d",
         *(w for k, v in labels.items() for w in ("--label", f"{k}={v}")),
         IMAGE,
-        "true",
+        *("vllm", "serve", "/models/m", "--served-model-name", "m", "--worker-cls", "evil.W"),
+        *("--tool_parser_plug", "/x.py", "--port", "8000"),
     ]
     before = all_containers()
     with pytest.raises(Refused) as refused:
@@ -218,6 +222,9 @@ def test_a_launch_the_static_parse_misses_is_refused_as_docker_made_it_and_remov
         "never: --log-driver: ",
         "consent: --oom-score-adj -900: ",
         "consent: HF_ENDPOINT: ",
+        "never: HOME /etc/cron.d: points HOME (in the bind at /host-etc) at the host's /etc",
+        "consent: --worker-cls: ",  # the vLLM flags docker holds, read as vLLM reads them
+        "consent: --tool-parser-plugin: ",
     ):
         assert sum(fragment in line for line in lines) == 1, (fragment, lines)
     assert all(line.startswith("server container (docker inspect): ") for line in lines)
