@@ -23,6 +23,7 @@ from catalogue.policy import (
     errors,
     missing_allows,
 )
+from catalogue.policy_mounts import Mount, folds_into_hf_cache
 from runner.child_env import child_env
 from runner.docker_view import LOG_DRIVER, DockerView, OwnMount, beyond, read_view
 from runner.hosts import Host
@@ -135,7 +136,7 @@ def judge(container: Container, view: DockerView, base: DockerView, verdicts: Ve
     passed = {**{name: os.environ.get(name) for name in container.by_name}, **container.env}
     env = {k: v for k, v in extra.env.items() if k not in passed or passed[k] != v}
     found += check_env(env, declared=verdicts.declared)
-    binds = [(source, target) for _, source, target in extra.mounts]
+    binds = [(s, t) for _, s, t in extra.mounts if not folds_into_hf_cache(Mount(s, t), verdicts.context)]
     found += check_env_paths(env, binds, verdicts.context, verdicts.declared)
     found += judge_command(list(view.command), view.image, verdicts.declared)
     found += _labels_and_log(container, view, base)

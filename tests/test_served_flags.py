@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from catalogue.loading import load_catalogue
-from catalogue.policy import check_serving
+from catalogue.policy import PolicyContext, check_serving
 from catalogue.topology import layout, placeholder_nodes
 from runner.docker_view import read_view
 from runner.inspect_gate import Container, Verdicts, judge
@@ -102,3 +102,26 @@ def test_the_gate_judges_the_command_and_path_variables_docker_shows():
     assert ("consent", "--worker-cls") in found
     assert ("never", "HF_HOME /srv/d/.ssh") in found
     assert not any(option.startswith("VLLM_CACHE_ROOT") for _, option in found)
+
+
+def test_the_gate_reads_a_path_in_the_profiles_hf_cache_as_the_static_gate_does():
+    """The static gate folds a recipe's cache mount into the profile's (the runner's own), so a path variable there
+    is data: docker's view of a container that binds the cache (the client's) gives the same verdict."""
+    hub = "/root/.cache/huggingface/hub"
+    document = {
+        "Path": "true",
+        "Config": {"Image": IMAGE, "Env": [f"HF_HOME={hub}/x"]},
+        "HostConfig": {"LogConfig": {"Type": "json-file", "Config": {}}, "Binds": [f"/srv/hf/hub:{hub}"]},
+        "Mounts": [
+            {"Type": "bind", "Source": "/srv/hf/hub", "Destination": hub, "RW": True, "Propagation": "rprivate"}
+        ],
+    }
+    view = read_view(document, resolve=False)
+    base = read_view({"Path": "true", "Config": {"Image": IMAGE}, "HostConfig": {}}, resolve=False)
+    folded = Verdicts({}, [], PolicyContext("/root/.cache/huggingface"))
+    found = judge(Container("server", None, [], {}, {}), view, base, folded)
+    assert not [f for f in found if f.option.startswith("HF_HOME")], found
+    elsewhere = judge(Container("server", None, [], {}, {}), view, base, Verdicts({}, [], PolicyContext(None)))
+    assert [(f.cls, f.option) for f in elsewhere if f.option.startswith("HF_HOME")] == [
+        ("consent", "HF_HOME /srv/hf/hub/x")
+    ]
