@@ -32,6 +32,22 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         options("--mount", 'type=bind,src=/srv/m"x,dst=/m'),
         "never: --mount: docker's CLI cannot read this value",
     ),
+    "mount source given twice, the last /etc": (
+        options("--mount", "type=bind,source=/tmp,src=/etc,dst=/x"),
+        "never: --mount /etc: a field given twice (source, src): docker's CLI uses the last",
+    ),
+    "mount target given twice": (
+        options("--mount", "type=bind,source=/tmp,target=/a,destination=/b"),
+        "never: --mount /tmp: a field given twice (target, destination)",
+    ),
+    "image that starts with a dash": (
+        serving(lambda s: s.update(image="-v/etc:/x")),
+        "never: image -v/etc:/x: the image is one word after the options",
+    ),
+    "image with whitespace": (
+        serving(lambda s: s.update(image="vllm/vllm-openai:v0.33.0 --privileged")),
+        "never: image vllm/vllm-openai:v0.33.0 --privileged: whitespace in the image",
+    ),
     "network by its long syntax": (
         options("--network", "name=container:db"),
         "consent: --network container:db: ",
@@ -93,4 +109,27 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         options("--link", "other:alias"),
         "consent: --link: copies another container's variables into this one",
     ),
+    # path variables: a container's own path, unless a bind takes it to the host; a local process's, the host's
+    "path variable through a bind into credentials": (
+        serving(
+            lambda s: (
+                s["container"]["options"].extend(["--mount", "type=bind,src=/tmp,dst=/data"]),
+                s["env"].update(HF_HOME="/data/.ssh"),
+                s.update(consent=[{"option": "--mount /tmp", "reason": "scratch space"}]),
+            )
+        ),
+        "never: HF_HOME /tmp/.ssh: points HF_HOME (in the bind at /data) at a folder of credentials",
+    ),
+    "path variable of a local process": (
+        serving(
+            lambda s: (
+                [s.pop(k, None) for k in ("image", "container", "image_source")],
+                s["env"].update(VLLM_CACHE_ROOT="/etc/cron.d"),
+                s.update(consent=[{"option": "no container", "reason": "a local process"}]),
+            )
+        ),
+        "never: VLLM_CACHE_ROOT /etc/cron.d: points VLLM_CACHE_ROOT at the host's /etc, a system folder",
+    ),
 }
+HOST_CASES = ("path variable of a local process",)
+"""Cases about a process on the owner's machine (no image): nothing for docker to make."""

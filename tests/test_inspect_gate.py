@@ -23,6 +23,7 @@ from runner.hosts.hosts import LOCAL
 from runner.planning.inspect_gate import Container, Refused, Verdicts, baseline, create_all, inspect, judge
 from tests.docker_support import free_port
 from tests.policy_corpus import CASES
+from tests.policy_corpus_docker import HOST_CASES
 
 REPO = Path(__file__).resolve().parents[1]
 IMAGE = "local/debian-py:bookworm"
@@ -54,7 +55,9 @@ def docker_cases() -> list[str]:
             continue
         if any(f": --{flag}" in expected for flag in ("allowed-local-media", "otlp")) or "unused consent" in name:
             continue
-        if expected.startswith("consent: image "):  # the image, not what docker is asked for
+        if expected.startswith(("consent: image ", "never: image ")):  # the image, not what docker is asked for
+            continue
+        if name in HOST_CASES:
             continue
         out.append(name)
     return out
@@ -104,6 +107,7 @@ STATIC_STRICTER.update(
         "escape in a variable": "docker keeps the escape in the value: only the recipe's words show where it came from",
         "bare -e of an owner's variable": "docker copies the owner's value, or nothing when it is unset here",
         "bare --env of an owner's variable": "docker copies the owner's value, or nothing when it is unset here",
+        "mount target given twice": "docker keeps the last target: its view shows one bind of /tmp (consent)",
     }
 )
 DOCKER_REFUSES: dict[str, tuple[str, ...]] = {
@@ -183,7 +187,8 @@ def test_static_and_inspected_verdicts_agree(case, engine, tmp_path):
 
 
 def test_a_launch_the_static_parse_misses_is_refused_as_docker_made_it_and_removed(engine, tmp_path):
-    """A docker run argv with words the recipe never showed (as if a static parse had missed them)."""
+    """A docker run argv with words the recipe never showed (as if a static parse had missed them): options,
+    variables, and `vllm serve` flags after a list value and under an abbreviation."""
     labels = {"catalogue.recipe": "gate-test", "catalogue.run": "probe"}
     argv = [
         "docker",
@@ -200,9 +205,12 @@ def test_a_launch_the_static_parse_misses_is_refused_as_docker_made_it_and_remov
         "-900",
         "-e",
         "HF_ENDPOINT=https://hub.example",
+        "-e",
+        "HOME=/host-etc/cron.d",
         *(w for k, v in labels.items() for w in ("--label", f"{k}={v}")),
         IMAGE,
-        "true",
+        *("vllm", "serve", "/models/m", "--served-model-name", "m", "--worker-cls", "evil.W"),
+        *("--tool_parser_plug", "/x.py", "--port", "8000"),
     ]
     before = all_containers()
     with pytest.raises(Refused) as refused:
@@ -214,6 +222,9 @@ def test_a_launch_the_static_parse_misses_is_refused_as_docker_made_it_and_remov
         "never: --log-driver: ",
         "consent: --oom-score-adj -900: ",
         "consent: HF_ENDPOINT: ",
+        "never: HOME /etc/cron.d: points HOME (in the bind at /host-etc) at the host's /etc",
+        "consent: --worker-cls: ",  # the vLLM flags docker holds, read as vLLM reads them
+        "consent: --tool-parser-plugin: ",
     ):
         assert sum(fragment in line for line in lines) == 1, (fragment, lines)
     assert all(line.startswith("server container (docker inspect): ") for line in lines)

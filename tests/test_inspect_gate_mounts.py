@@ -3,12 +3,13 @@ the runner added (type, source, destination, mode, RW, propagation), never by th
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from catalogue.policy.check import check_options
+from catalogue.policy.check import check_options, parse_mount
 from runner.hosts.docker_view import OwnMount
 from runner.hosts.hosts import LOCAL
 from runner.planning.inspect_gate import Container, Refused, Verdicts, create_all
@@ -85,3 +86,40 @@ def test_an_own_mount_passes_only_when_docker_made_exactly_it(engine, tmp_path, 
         return
     assert passes
     subprocess.run(["docker", "rm", "-f", starts["server"][-1]], capture_output=True, check=True)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        "type=bind,source={a},src={b},dst=/x",
+        "type=bind,src={a},source={b},target=/x",
+        "type=bind,source={a},target=/x,dst=/y",
+        "type=bind,src={a},destination=/x,target=/y,dst=/z",
+        "type=volume,volume-opt=type=none,volume-opt=o=bind,volume-opt=device={a},volume-opt=device={b},dst=/x",
+    ],
+)
+def test_a_repeated_mount_field_is_read_as_docker_reads_it_and_refused(engine, tmp_path, fields):
+    """docker's CLI keeps the last value of a key under any of its spellings: the static reading names the same
+    source and target as `docker inspect` shows, and the policy refuses the repeat (never)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    value = fields.format(a=tmp_path / "a", b=tmp_path / "b")
+    made = subprocess.run(
+        ["docker", "create", "--label", "catalogue-test.gate=repeat", "--mount", value, IMAGE, "true"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    try:
+        data = json.loads(subprocess.run(["docker", "inspect", made], capture_output=True, check=True).stdout)[0]
+        entry = data["Mounts"][0]
+        source = entry.get("Source")
+        if entry["Type"] == "volume":  # the local driver's device, as the engine holds it
+            out = subprocess.run(["docker", "volume", "inspect", entry["Name"]], capture_output=True, check=True)
+            source = json.loads(out.stdout)[0]["Options"]["device"]
+    finally:
+        subprocess.run(["docker", "rm", "-f", "-v", made], capture_output=True, check=True)
+    mount = parse_mount("mount", value)
+    assert (mount.source, mount.target) == (source, entry["Destination"])
+    found = [(f.cls, f.why.split(":")[0]) for f in check_options(["--mount", value], {})]
+    assert ("never", f"a field given twice ({mount.repeated})") in found, found

@@ -19,6 +19,7 @@ from catalogue.policy.check import (
     context_for,
     missing_allows,
     mount_verdict,
+    parse_mount,
     required_allows,
     walk_options,
 )
@@ -242,3 +243,39 @@ def test_an_allow_name_is_read_as_the_policy_names_it():
     assert normal_allow("no container") == "no container"
     assert normal_allow("env_from_host  AWS_REGION") == "env_from_host AWS_REGION"
     assert normal_allow("HF_ENDPOINT") == "HF_ENDPOINT"
+
+
+def test_a_mount_field_is_read_as_dockers_cli_reads_it():
+    """docker/cli opts/mount.go keeps the last value of a key under any of its spellings (the real engine:
+    tests/test_inspect_gate_mounts.py); the policy reads the same, and refuses the repeat."""
+    assert parse_mount("mount", "type=bind,source=/srv/a,src=/etc,dst=/x").source == "/etc"
+    assert parse_mount("mount", "type=bind,src=/etc,source=/srv/a,dst=/x").source == "/srv/a"
+    assert parse_mount("mount", "type=bind,src=/srv/a,target=/x,destination=/y").target == "/y"
+    once = parse_mount("mount", "type=volume,dst=/d,volume-opt=device=/srv/a,volume-opt=o=bind,volume-label=a=1")
+    assert once.repeated is None and once.source == "/srv/a"
+    assert parse_mount("mount", "type=volume,dst=/d,volume-label=a=1,volume-label=b=2").repeated is None
+    twice = check_launch(["--mount", "type=bind,src=/etc,source=/srv/a,dst=/x"], {}, {}, "img:1", None, source="x")
+    assert [(f.cls, f.option) for f in twice] == [("never", "--mount /srv/a")]
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "image", "expected"),
+    [
+        ([], {"HF_HOME": "/etc"}, "img:1", []),  # the container's own /etc
+        (["-v", "/srv/d:/data"], {"HF_HOME": "/models/hf"}, "img:1", []),
+        (["-v", "/srv/d:/data"], {"HOME": "/data/x"}, "img:1", [("consent", "HOME /srv/d/x")]),
+        (["-v", "/srv/d:/data", "-v", "/:/data/up"], {"HOME": "/data/up/etc"}, "img:1", [("never", "HOME /etc")]),
+        (["-v", "/srv/owner:/o"], {"HOME": "/o/x"}, "img:1", []),  # the owner's folder
+        (["-v", "~/.cache/huggingface:/root/.cache/huggingface"], {"HF_HOME": "/root/.cache/huggingface"}, "img:1", []),
+        ([], {"TORCHINDUCTOR_CACHE_DIR": "/srv/owner/inductor"}, None, []),
+        ([], {"TORCHINDUCTOR_CACHE_DIR": "/srv/other"}, None, [("consent", "TORCHINDUCTOR_CACHE_DIR /srv/other")]),
+        ([], {"HOME": "/root/.gnupg"}, None, [("never", "HOME /root/.gnupg")]),
+        ([], {"HOME": "/home/x/../../run/docker.sock"}, None, [("consent", "HOME")]),  # `..`: not of the type path
+    ],
+)
+def test_a_path_variable_is_judged_by_the_host_folder_it_reaches(options, env, image, expected):
+    """In a container the value is the container's path unless a bind takes it to the host (the profile's HF cache
+    folds the recipe's cache mount away); a local process's value is a host path; both by the mount rules."""
+    context = PolicyContext("/root/.cache/huggingface", ("/srv/owner",), trusted_images=("img",))
+    found = check_launch(options, env, {"host": "127.0.0.1"}, image, None, source="x", context=context)
+    assert [(f.cls, f.option) for f in found if f.field[:2] == ("serving", "env")] == expected, found

@@ -1,4 +1,4 @@
-"""The runner's static gate: with --local, flags that read paths are judged against this host, not the image."""
+"""The runner's static gate: with --local, flags that read paths and path variables are judged against this host."""
 
 from __future__ import annotations
 
@@ -41,3 +41,20 @@ def test_local_asks_the_owner_for_each_host_path_a_flag_reads(recipe_copy):
     here = [f for f in findings(entry, make_plan(entry, local=True)) if "download-dir" in f.option]
     assert [(f.cls, f.option, f.reason) for f in here] == [("consent", "--download-dir", LOCAL_REASON)]
     assert not here[0].is_error  # declared by --local; the owner still allows it by name
+
+
+def test_local_judges_a_path_variable_against_this_host(recipe_copy):
+    """In the image HF_HOME and HOME are the container's own folders; with --local they are this host's."""
+    _, folder = recipe_copy()
+    path = folder / "recipe.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["serving"]["env"].update({"HF_HOME": "/srv/hf", "HOME": "/root/.ssh"})
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    entry = load_entry(folder)
+    assert not [f for f in findings(entry, make_plan(entry)) if f.option.startswith(("HF_HOME", "HOME"))]
+    here = [f for f in findings(entry, make_plan(entry, local=True)) if f.option.startswith(("HF_HOME", "HOME"))]
+    assert sorted((f.cls, f.option, f.reason) for f in here) == [
+        ("consent", "HF_HOME /srv/hf", LOCAL_REASON),
+        ("never", "HOME /root/.ssh", None),
+    ]
+    assert all(f.lineno is not None and f.source == str(path) for f in here)

@@ -74,7 +74,7 @@ def _without_empty_entrypoint(options: list[str]) -> list[str]:
     return [w for g in groups if not (option_name(g) == "entrypoint" and option_value(g) == "") for w in g]
 
 
-def _serve_words(words: list[str]) -> list[str] | None:
+def serve_words(words: list[str]) -> list[str] | None:
     """The words after `vllm serve` (or `/path/to/vllm serve`), or None."""
     for i in range(len(words) - 1):
         if words[i].endswith("vllm") and words[i + 1] == "serve":
@@ -114,7 +114,7 @@ def docker_launch(
         inner = [w for c in split_commands(script, label) for w in _strip_prefixes(c.words, env)]
     if not inner:
         return docker, None
-    serve = _serve_words(inner)
+    serve = serve_words(inner)
     if serve is None and len(inner) > 1 and _is_shell(inner[0]) and not inner[1].startswith("-"):
         raise CatalogueError(
             label,
@@ -190,7 +190,7 @@ def read_launch(text: str, label: str, docker_options: DockerRunOptions) -> Laun
             if inner_serve is not None:
                 serve, serve_line = inner_serve, command.line
             continue
-        found = _serve_words(words)
+        found = serve_words(words)
         if found is None:
             raise CatalogueError(
                 label,

@@ -19,7 +19,7 @@ from catalogue.models.errors import yaml_line
 from catalogue.policy import paths, rules
 from catalogue.policy.docker_csv import CsvError, first_record
 from catalogue.policy.docker_options import docker_options, walk_options
-from catalogue.policy.env import check_env, check_env_from_host
+from catalogue.policy.env import check_env, check_env_from_host, check_env_paths
 from catalogue.policy.finding import Declared, FindingClass, PolicyFinding, consent, never
 from catalogue.policy.flags import check_flags, mutable_tag
 from catalogue.policy.images import check_image
@@ -28,6 +28,7 @@ from catalogue.policy.mounts import (
     PolicyContext,
     device_verdict,
     folds_into_hf_cache,
+    host_binds,
     host_path,
     mount_verdict,
     parse_mount,
@@ -41,6 +42,7 @@ __all__ = [
     "PolicyContext",
     "PolicyFinding",
     "check_env",
+    "check_env_paths",
     "check_flags",
     "check_launch",
     "check_options",
@@ -48,6 +50,7 @@ __all__ = [
     "check_serving",
     "context_for",
     "errors",
+    "host_binds",
     "host_path",
     "missing_allows",
     "mount_verdict",
@@ -148,6 +151,10 @@ def _check_mount(
         why = f"docker's CLI cannot read this value ({mount.unreadable}), so the policy cannot say what it mounts"
         how = "write it as docker reads it: key=value fields, one line, quotes only around whole fields"
         return [never(f"--{name}", why, paths.MOUNT_BASIS, field, how)]
+    if mount.repeated:
+        shown = f"--{name} {host_path(mount.source)}" if mount.source is not None else f"--{name}"
+        why = paths.MOUNT_REPEATED_WHY.format(keys=mount.repeated)
+        return [never(shown, why, paths.MOUNT_BASIS, field, paths.MOUNT_REPEATED_HOW)]
     if mount.driver:
         why = f"a volume of the {mount.driver} driver: the plugin decides what it mounts"
         out.append(consent(f"--{name} volume-driver={mount.driver}", why, paths.MOUNT_BASIS, declared, field))
@@ -207,6 +214,7 @@ def check_launch(
         *(_image(image, context, declared, from_host, image_source) if context else []),
         *check_options(options, declared, context),
         *check_env(env, declared=declared),
+        *check_env_paths(env, None if image is None else host_binds(options, context), context, declared),
         *check_env_from_host(from_host, declared, context.profile_env if context else ()),
         *check_flags(flags, options, env, image, from_host, declared),
     ]

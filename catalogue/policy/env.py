@@ -1,10 +1,12 @@
 """The run policy on environment variables, as an allow-list (catalogue/policy/env.yaml): names that load code of
 the recipe's choice (never), secrets written down (never), names that redirect the model hub, load code the image
 has, open endpoints or send data (consent), data names whose value has their type (nothing), anything else
-(consent); and what a recipe takes from the owner (env_from_host: its own allow-list)."""
+(consent); path variables by the host folder they reach (check_env_paths); and what a recipe takes from the owner
+(env_from_host: its own allow-list)."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase
@@ -15,6 +17,7 @@ from typing import Any
 from catalogue.models.yaml_files import parse_yaml
 from catalogue.policy import rules
 from catalogue.policy.finding import PolicyFinding, consent, never
+from catalogue.policy.mounts import PolicyContext, host_path, mount_verdict, through_binds
 from catalogue.policy.secret_scan import mask, value_is_secret
 
 FieldOf = Callable[[str], tuple]
@@ -77,6 +80,43 @@ def check_env(
             shown = kind if isinstance(kind, str) else f"choice of {', '.join(kind['choices'])}"
             why = unlisted["type_why"].format(value=value, type=shown, name=key)
             out.append(consent(key, why, unlisted["basis"], declared or {}, field))
+    return out
+
+
+def check_env_paths(
+    env: Mapping[str, str],
+    binds: list[tuple[str, str]] | None,
+    context: PolicyContext | None = None,
+    declared: Mapping[str, str] | None = None,
+    field_of: FieldOf | None = None,
+) -> list[PolicyFinding]:
+    """Findings for the variables of type path (HOME, HF_HOME, VLLM_CACHE_ROOT, ...): where a process reads and writes.
+
+    `binds` None: a process on this host (no image, or `--local`), so the value is a host path. Otherwise a
+    container's (catalogue.policy.mounts.host_binds): the container's own path, unless it lies in a bind of a host
+    folder, then the host path it reaches. A host path is judged as a mount of it would be: system folders,
+    credentials and sockets never, the owner's folders (hosts file allow_mounts) free, any other folder consent."""
+    rule = env_table()["paths"]
+    out: list[PolicyFinding] = []
+    for key, value in env.items():
+        if type_of(key) != "path" or not fits("path", value):
+            continue  # not a path variable, or not a path: check_env's verdict
+        path, where = posixpath.normpath(value), ""
+        if binds is not None:
+            reached = through_binds(path, binds)
+            if reached is None:
+                continue  # the container's own folder
+            path, where = reached[0], rule["through"].format(target=reached[1])
+        verdict = mount_verdict(path, context)
+        if verdict is None:
+            continue
+        shown = f"{key} {host_path(path)}"
+        why = rule["why"].format(name=key, what=verdict[1].removeprefix("mounts "), where=where)
+        field = field_of(key) if field_of else ("serving", "env", key)
+        if verdict[0] == "never":
+            out.append(never(shown, why, rule["basis"], field, rule["never_how"]))
+        else:
+            out.append(consent(shown, why, rule["basis"], declared or {}, field))
     return out
 
 

@@ -18,8 +18,11 @@ from dataclasses import dataclass, field
 
 from catalogue.policy import paths as rules
 from catalogue.policy.docker_csv import CsvError, first_record
+from catalogue.policy.docker_options import walk_options
 
 HOME = re.compile(r"^(~|\$HOME|\$\{HOME\})(?=/|$)")
+MOUNT_ALIASES = {"src": "source", "dst": "target", "destination": "target", "ro": "readonly"}
+"""docker's other spellings of a `--mount` key (docker/cli opts/mount.go): each sets the same field."""
 SHELL_SYNTAX = re.compile(r"\$[({A-Za-z_]|`")
 
 
@@ -39,6 +42,8 @@ class Mount:
     """The source is a local volume's `device` (the engine, not the CLI, resolves it)."""
     unreadable: str | None = None
     """Why docker's CLI refuses the value (its CSV reader), when it does."""
+    repeated: str | None = None
+    """The spellings of a key the value gives more than once (`src, source`): docker keeps the last."""
 
 
 @dataclass(frozen=True)
@@ -88,34 +93,48 @@ def parse_mount(name: str, value: str) -> Mount:
         shared = bool(re.search(r"(^|,)r?shared($|,)", mode))
         named = not source.startswith(("/", ".", "~", "$"))
         return Mount(None if named else source, target, shared)
-    keys: dict[str, str] = {}
-    options: list[str] = []
-    device: str | None = None
     try:
         fields = csv_fields(value)
     except CsvError as exc:
         return Mount(None, None, unreadable=str(exc))
+    keys, options, device, repeated = _mount_fields(fields)
+    kind = keys.get("type", "volume").strip().lower()
+    dest = keys.get("target")
+    shared = keys.get("bind-propagation", "").strip().lower() in ("shared", "rshared")
+    named_driver = keys.get("volume-driver", "").strip()
+    driver = named_driver if named_driver not in ("", "local") else None
+    if kind == "bind":
+        return Mount(keys.get("source", ""), dest, shared, repeated=repeated)
+    if kind == "volume":
+        return Mount(device, dest, shared, tuple(options), driver, device is not None, repeated=repeated)
+    return Mount(None, dest, repeated=repeated)
+
+
+def _mount_fields(fields: list[str]) -> tuple[dict[str, str], list[str], str | None, str | None]:
+    """(keys by docker's name, volume-driver options, the local volume's device, the first key given twice) of a
+    `--mount` value's fields. docker's CLI keeps the last value of a key under any of its spellings (`src=/a,
+    source=/b` mounts /b), and so does this reading; a key given twice is also reported, to be refused."""
+    keys: dict[str, str] = {}
+    spelled: dict[str, list[str]] = {}
+    options: list[str] = []
+    device: str | None = None
     for item in fields:
         key, _, val = item.partition("=")
         key = key.strip().lower()
+        opt, _, opt_value = val.partition("=")
         if key == "volume-opt":
-            opt, _, opt_value = val.partition("=")
             if opt.strip().lower() == "device":
                 device = opt_value
             elif opt.strip().lower() not in ("type", "o") or opt_value.strip().lower() not in ("none", "bind", "rbind"):
                 options.append(val)
         else:
-            keys[key] = val
-    kind = keys.get("type", "volume").strip().lower()
-    dest = keys.get("target") or keys.get("dst") or keys.get("destination")
-    shared = keys.get("bind-propagation", "").strip().lower() in ("shared", "rshared")
-    named_driver = keys.get("volume-driver", "").strip()
-    driver = named_driver if named_driver not in ("", "local") else None
-    if kind == "bind":
-        return Mount(keys.get("source") or keys.get("src") or "", dest, shared)
-    if kind == "volume":
-        return Mount(device, dest, shared, tuple(options), driver, device is not None)
-    return Mount(None, dest)
+            keys[MOUNT_ALIASES.get(key, key)] = val
+        if key in ("volume-opt", "volume-label"):  # a map: each of its own keys once
+            spelled.setdefault(f"{key}={opt.strip().lower()}", []).append(f"{key}={opt}")
+        else:
+            spelled.setdefault(MOUNT_ALIASES.get(key, key), []).append(item.partition("=")[0])
+    twice = next((spellings for spellings in spelled.values() if len(spellings) > 1), None)
+    return keys, options, device, ", ".join(twice) if twice else None
 
 
 def device_verdict(device: str, context: PolicyContext | None = None) -> tuple[str, str] | None:
@@ -160,3 +179,29 @@ def folds_into_hf_cache(mount: Mount, context: PolicyContext | None) -> bool:
         return False
     cache = posixpath.normpath(context.hf_cache_target)
     return posixpath.normpath(mount.target) in (cache, cache + "/hub")
+
+
+def host_binds(options: list[str], context: PolicyContext | None = None) -> list[tuple[str, str]]:
+    """(host path, container path) of each mount in `docker run` options that reaches a host folder (a bind, a local
+    volume's device); not a named volume, nor a mount the profile's Hugging Face cache replaces, nor one refused."""
+    out: list[tuple[str, str]] = []
+    for _, name, value in walk_options(options):
+        if name not in ("volume", "mount"):
+            continue
+        mount = parse_mount(name, value or "")
+        if mount.source is None or mount.target is None or mount.unreadable or mount.repeated:
+            continue
+        if not folds_into_hf_cache(mount, context):
+            out.append((host_path(mount.source), posixpath.normpath(mount.target)))
+    return out
+
+
+def through_binds(path: str, binds: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """(host path, container path of the bind) that a container path reaches through the deepest bind holding it."""
+    path = posixpath.normpath(path)
+    held = [(source, target) for source, target in binds if path == target or path.startswith(target.rstrip("/") + "/")]
+    if not held:
+        return None
+    source, target = max(held, key=lambda bind: len(bind[1]))
+    rest = posixpath.relpath(path, target)
+    return (source if rest == "." else source.rstrip("/") + "/" + rest), target

@@ -87,6 +87,8 @@ MOUNT_NEVER_WHY = {
     "runs in",
     "device": "a volume device given as a relative path: the engine resolves it against its own working folder (/)",
 }
+MOUNT_REPEATED_WHY = "a field given twice ({keys}): docker's CLI uses the last, so the text reads two ways"
+MOUNT_REPEATED_HOW = "never allowed: give each field of the mount once"
 MOUNT_RELATIVE_WHY = "mounts a host folder given relative to the folder the runner runs in"
 MOUNT_BASIS = "CIS 5.5, 5.31; PSS baseline: HostPath Volumes"
 MOUNT_CONSENT_WHY = "mounts a host folder the owner has not named (hosts file allow_mounts) nor the profile's HF cache"

@@ -1,5 +1,6 @@
 """The run policy on the recipe strings that become words of a command line (docker options, variables, vLLM flags,
-the image, the model path): a control character in one (a newline, NUL, escape, ...) is never allowed.
+the image, the model path): a control character in one (a newline, NUL, escape, ...) is never allowed, nor an image
+that starts with '-' or holds whitespace, nor a flag value that vLLM would read as a flag.
 
 docker reads a `--mount` value up to its first newline, a terminal runs what an escape sequence writes, and a NUL
 ends a C string: the same word means one thing to the catalogue and another to what runs it. One line per word."""
@@ -62,7 +63,27 @@ def check_words(serving: Any) -> list[PolicyFinding]:
             shown = text.encode("unicode_escape").decode("ascii")
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
             out.append(never(shown, WHY.format(char=char), BASIS, field, HOW))
-    return out + check_flag_values(serving)
+    return out + check_image_word(serving) + check_flag_values(serving)
+
+
+IMAGE_WHY = "the image is one word after the options: docker reads a word that starts with '-' as one more option"
+IMAGE_SPACE_WHY = "whitespace in the image: a shell reads it as several words, and no image reference holds one"
+IMAGE_HOW = "never allowed: write the image reference as docker names it (repository[:tag][@digest])"
+IMAGE_BASIS = "catalogue policy (a word of the command line means one thing)"
+
+
+def check_image_word(serving: Any) -> list[PolicyFinding]:
+    """A never finding for an image that docker (or a shell) would not read as one image reference: it starts with
+    '-' (`-v/etc:/x` becomes an option, the next word the image) or holds whitespace (control characters: above)."""
+    image = getattr(serving, "image", None)
+    if not isinstance(image, str) or control_char(image) is not None:
+        return []
+    shown = f"image {image[:60]}"
+    if image.startswith("-"):
+        return [never(shown, IMAGE_WHY, IMAGE_BASIS, ("serving", "image"), IMAGE_HOW)]
+    if any(char.isspace() for char in image):
+        return [never(shown, IMAGE_SPACE_WHY, IMAGE_BASIS, ("serving", "image"), IMAGE_HOW)]
+    return []
 
 
 FLAG_WHY = "vLLM's parser reads a word that starts with '-' and a letter as a flag of its own"

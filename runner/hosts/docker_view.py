@@ -28,6 +28,10 @@ class DockerView:
     env: dict[str, str]
     labels: dict[str, str]
     log: tuple[str, tuple[tuple[str, str], ...]]
+    command: tuple[str, ...] = ()
+    """What the container runs: the entrypoint and its arguments, as docker holds them (Path, then Args)."""
+    image: str = ""
+    """The image as the container names it (Config.Image)."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +180,8 @@ def read_view(
         env,
         dict(config.get("Labels") or {}),
         (log.get("Type", ""), log_config),
+        (str(data.get("Path") or ""), *(str(a) for a in data.get("Args") or [])),
+        str(config.get("Image") or ""),
     )
 
 
@@ -191,4 +197,5 @@ def beyond(view: DockerView, baseline: DockerView) -> DockerView:
     base_mounts = set(baseline.mounts)
     env = {k: v for k, v in view.env.items() if baseline.env.get(k) != v}
     labels = {k: v for k, v in view.labels.items() if baseline.labels.get(k) != v}
-    return DockerView(options, [m for m in view.mounts if m not in base_mounts], env, labels, view.log)
+    mounts = [m for m in view.mounts if m not in base_mounts]
+    return DockerView(options, mounts, env, labels, view.log, view.command, view.image)

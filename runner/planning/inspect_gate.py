@@ -13,11 +13,21 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from catalogue.policy.check import PolicyContext, PolicyFinding, check_env, check_options, errors, missing_allows
+from catalogue.policy.check import (
+    PolicyContext,
+    PolicyFinding,
+    check_env,
+    check_env_paths,
+    check_options,
+    errors,
+    missing_allows,
+)
 from catalogue.policy.docker_options import docker_options
+from catalogue.policy.mounts import Mount, folds_into_hf_cache
 from runner.hosts.child_env import child_env
 from runner.hosts.docker_view import LOG_DRIVER, DockerView, OwnMount, beyond, read_view
 from runner.hosts.hosts import Host
+from runner.planning.served_flags import judge_command
 
 TIMEOUT_S = 120
 
@@ -113,7 +123,9 @@ def baseline(host: Host, image: str, labels: dict[str, str]) -> DockerView:
 
 def judge(container: Container, view: DockerView, base: DockerView, verdicts: Verdicts) -> list[PolicyFinding]:
     """The policy's findings on what docker made, beyond the baseline and the runner's own settings (its mounts
-    were left out of `view` by read_view; its variables only where the value is exactly the one it passes)."""
+    were left out of `view` by read_view; its variables only where the value is exactly the one it passes): the
+    options, the variables (a path variable by the host folder it reaches through a bind), the `vllm serve` flags of
+    the command docker holds (runner.planning.served_flags), the labels and the log."""
     extra = beyond(view, base)
     options: list[str] = []
     for group in extra.options:
@@ -124,6 +136,9 @@ def judge(container: Container, view: DockerView, base: DockerView, verdicts: Ve
     passed = {**{name: os.environ.get(name) for name in container.by_name}, **container.env}
     env = {k: v for k, v in extra.env.items() if k not in passed or passed[k] != v}
     found += check_env(env, declared=verdicts.declared)
+    binds = [(s, t) for _, s, t in extra.mounts if not folds_into_hf_cache(Mount(s, t), verdicts.context)]
+    found += check_env_paths(env, binds, verdicts.context, verdicts.declared)
+    found += judge_command(list(view.command), view.image, verdicts.declared)
     found += _labels_and_log(container, view, base)
     source = f"{container.role} container (docker inspect)"
     return [PolicyFinding(f.cls, f.option, f.why, f.how, f.basis, source, f.field, f.lineno, f.reason) for f in found]

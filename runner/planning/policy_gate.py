@@ -13,13 +13,16 @@ from pathlib import Path
 from catalogue.models.errors import yaml_line
 from catalogue.models.loading import RECIPE_FILE, Entry
 from catalogue.policy.check import (
+    PolicyContext,
     PolicyFinding,
     check_env,
+    check_env_paths,
     check_launch,
     check_options,
     check_recipe_file,
     context_for,
     errors,
+    host_binds,
     missing_allows,
 )
 from catalogue.policy.rules import FLAGS_BASIS
@@ -59,9 +62,10 @@ def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
         if part is None:
             continue
         source = f"platforms/{part.platform}.yaml"
-        context = context_for(entry.platform)
+        context = context_for(entry.platform, owner_folders(plan))
         filled = {k: v for k, v in part.env.items() if not UNFILLED.search(v)}  # refused as plan.missing instead
-        for finding in [*check_options(part.options, {}, context), *check_env(filled)]:
+        paths = check_env_paths(filled, recipe_binds(entry, context) if plan.image is not None else None, context)
+        for finding in [*check_options(part.options, {}, context), *check_env(filled), *paths]:
             if finding.option in seen or finding.cls == "note":
                 continue
             seen.add(finding.option)
@@ -74,21 +78,31 @@ def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
     return found
 
 
+def recipe_binds(entry: Entry, context: PolicyContext) -> list[tuple[str, str]]:
+    """The host folders the recipe's own options bind into its containers (catalogue.policy.check.host_binds)."""
+    container = entry.recipe.serving.container
+    return host_binds(list(container.options) if container else [], context)
+
+
 LOCAL_REASON = "the owner runs vLLM on this machine (--local)"
 
 
 def on_this_host(entry: Entry, plan: Plan, seen: set[str]) -> list[PolicyFinding]:
-    """With `--local`, a recipe written for an image runs vLLM on this machine: its flags that read paths are
-    judged against this host's files, not the image's (a consent among them is declared by --local itself; the
-    owner still allows each by name)."""
+    """With `--local`, a recipe written for an image runs vLLM on this machine: its flags that read paths and its
+    path variables (HOME, HF_HOME, VLLM_CACHE_ROOT, ...) are judged against this host's files, not the image's (a
+    consent among them is declared by --local itself; the owner still allows each by name)."""
     serving = entry.recipe.serving
     if plan.image is not None or serving.image is None:
         return []
     path = entry.folder / RECIPE_FILE
     text = path.read_text(encoding="utf-8")
     out = []
-    for finding in check_launch([], {}, serving.flags, None, serving.consent, source=str(path)):
-        if finding.basis != FLAGS_BASIS or finding.option in seen:
+    context = context_for(entry.platform, owner_folders(plan))
+    judged = check_launch([], {}, serving.flags, None, serving.consent, source=str(path))
+    flags = [f for f in judged if f.basis == FLAGS_BASIS]
+    paths = [replace(f, source=str(path)) for f in check_env_paths(serving.env, None, context)]
+    for finding in [*flags, *paths]:
+        if finding.option in seen:
             continue
         reason = (finding.reason or LOCAL_REASON) if finding.cls == "consent" else None
         out.append(replace(finding, reason=reason, lineno=yaml_line(text, finding.field)))
