@@ -31,6 +31,8 @@ from tests.env_probe import leaks, probing, set_fake_credentials
 from tests.gpu_support import NO_GPU, gpu_names
 from tests.needs import needs_vllm, tool
 
+pytestmark = pytest.mark.engine  # the runner's process sessions, Ctrl-C and kills, timed: alone on the machine
+
 REPO = Path(__file__).resolve().parents[1]
 
 GPU = gpu_names()
