@@ -20,6 +20,7 @@ AXE_SHA256 = "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"
 PHONE, SCREEN = 375, 667
 """A phone's width and the height of one screen of it (the screens counted below)."""
 RECIPE = "recipes/gptoss-120b/"
+MODEL = "models/openai-gpt-oss-120b/"
 
 
 @pytest.fixture
@@ -46,19 +47,40 @@ def test_the_index_on_a_phone_is_at_most_12000_px_and_reaches_every_recipe(open_
     assert sorted(links) == published
 
 
-def test_no_index_column_is_clipped_at_1400_px(open_page):
-    page = open_page("", width=1400)
-    clipped = page.evaluate(
-        """() => [...document.querySelectorAll('table.rc-index')].flatMap(t => {
+def _clipped(page, tables: str) -> list[str]:
+    """The cells of the tables `tables` selects whose right edge is past their scroll box's (cut off on screen)."""
+    return page.evaluate(
+        """sel => [...document.querySelectorAll(sel)].flatMap(t => {
             const box = t.closest('.rc-scroll').getBoundingClientRect();
             return [...t.querySelectorAll('th, td')].filter(c => c.getBoundingClientRect().width > 0
-                && c.getBoundingClientRect().right > box.right + 0.5).map(c => t.id + ':' + c.cellIndex);
-        })"""
+                && c.getBoundingClientRect().right > box.right + 0.5).map(c => t.className + ':' + c.cellIndex);
+        })""",
+        tables,
     )
-    assert clipped == []
+
+
+def test_no_index_column_is_clipped_at_1400_px(open_page):
+    page = open_page("", width=1400)
+    assert _clipped(page, "table.rc-index") == []
     rows = page.locator("#rc-index tr[data-model]").all()
     line = page.eval_on_selector("#rc-index tr[data-model] td:first-child a", "a => a.getBoundingClientRect().height")
     assert all(r.bounding_box()["height"] <= 3.2 * line for r in rows[:20]), "one line per recipe, and its workload"
+
+
+@pytest.mark.parametrize("width", [1400, PHONE])
+def test_a_model_pages_figures_and_a_recipes_comparisons_are_in_view(open_page, width):
+    """No cell of a model page's recipe tables, or of a recipe's published comparisons, is cut off; on a phone each
+    recipe is a card whose figures are inside the screen."""
+    page = open_page(MODEL, width=width)
+    _viewport(page, width)
+    assert _clipped(page, "table.rc-models") == []
+    rights = page.eval_on_selector_all(
+        "table.rc-models [data-figure]", "cs => cs.map(c => c.getBoundingClientRect().right)"
+    )
+    page = open_page(RECIPE, width=width)
+    _viewport(page, width)
+    assert page.locator("table.rc-published").count() == 1 and _clipped(page, "table.rc-published") == []
+    assert rights and max(rights) <= width
 
 
 @pytest.mark.parametrize("width", [1400, PHONE])
@@ -119,7 +141,7 @@ def _axe(page) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("path", ["", "models/openai-gpt-oss-120b/", RECIPE, "compare/openai-gpt-oss-120b--dgx-spark/"])
+@pytest.mark.parametrize("path", ["", MODEL, RECIPE, "compare/openai-gpt-oss-120b--dgx-spark/"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_finds_no_serious_or_critical_violation(open_page, path, scheme):
     page = open_page(path, scheme)
