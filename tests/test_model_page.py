@@ -45,7 +45,7 @@ def test_every_published_recipe_is_reachable_from_its_models_page_with_the_same_
         assert _target(model_page.path, href) == recipe_path(entry)
         recipe_page = pages[recipe_path(entry)]
         on_model = {k: html.unescape(v).strip() for k, v in MODEL_FIGURE.findall(cells)}
-        on_recipe = {k: html.unescape(v).strip() for k, v in PAGE_FIGURE.findall(recipe_page.body)}
+        on_recipe = {k: html.unescape(v).strip() for k, v in PAGE_FIGURE.findall(recipe_page.markdown())}
         assert on_model == on_recipe, entry.id
         with_figures += bool(on_model)
     measured = [e for e in published if any(run.levels for run in e.runs)]
@@ -81,9 +81,12 @@ def test_a_model_pages_figures_are_the_generation_of_one_run_of_its_recipe(site)
 
 def test_the_recipe_page_leads_with_figures_status_needs_and_the_launch_command(site):
     _, pages = site
-    body = pages["recipes/gptoss-120b.md"].body
+    page = pages["recipes/gptoss-120b.md"]
+    body = page.markdown()
     answer = body.index('class="rc-answer"')
-    assert answer < body.index('id="why"') < body.index('id="performance"')
+    # the answer comes before any prose, the recipe's summary included
+    assert body.index('class="rc-badges"') < answer < body.index(page.lead) < body.index('id="why"')
+    assert body.index('id="why"') < body.index('id="performance"')
     box = body[answer : body.index('id="why"')]
     assert set(PAGE_FIGURE.findall(box)) and {k for k, _ in PAGE_FIGURE.findall(box)} >= {"single", "best"}
     assert "rc-status-" in box and "verified 20" in box and "needs 1 Spark" in box

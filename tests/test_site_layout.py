@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from catalogue.launch import split_command
+from catalogue.site.index_page import index_row
+from catalogue.site.view import hardware_line
 from catalogue.topology import launch_argv
 from tests.browser_support import _opener
 
@@ -83,15 +85,27 @@ def test_a_model_pages_figures_and_a_recipes_comparisons_are_in_view(open_page, 
     assert rights and max(rights) <= width
 
 
+def _longest_head(entries) -> str:
+    """The published recipe with the most text above its answer box and in it (title, hardware line, weights,
+    workload): the page whose figures and launch command sit lowest."""
+
+    def size(entry) -> int:
+        workload = index_row(entry, None)["workload"] or ""
+        return sum(map(len, (entry.recipe.title, hardware_line(entry.recipe), entry.recipe.quantization, workload)))
+
+    return f"recipes/{max((e for e in entries.values() if e.recipe.publish), key=size).id}/"
+
+
 @pytest.mark.parametrize("width", [1400, PHONE])
-def test_a_recipe_page_shows_its_figures_and_launch_command_first(open_page, width):
-    page = open_page(RECIPE, width=width)
-    _viewport(page, width)
-    limit = 900 if width >= 1400 else 2 * SCREEN
-    figure = page.locator(".rc-answer [data-figure]").first.bounding_box()
-    launch = page.locator(".rc-answer pre").first.bounding_box()
-    assert figure["y"] + figure["height"] <= limit and launch["y"] <= limit, (figure, launch)
-    assert page.locator(".rc-answer").bounding_box()["y"] < page.locator("h2#why").bounding_box()["y"]
+def test_a_recipe_page_shows_its_figures_and_launch_command_first(open_page, entries, width):
+    for path in (RECIPE, _longest_head(entries)):
+        page = open_page(path, width=width)
+        _viewport(page, width)
+        limit = 900 if width >= 1400 else 2 * SCREEN
+        figure = page.locator(".rc-answer [data-figure]").first.bounding_box()
+        launch = page.locator(".rc-answer pre").first.bounding_box()
+        assert figure["y"] + figure["height"] <= limit and launch["y"] <= limit, (path, figure, launch)
+        assert page.locator(".rc-answer").bounding_box()["y"] < page.locator("h2#why").bounding_box()["y"]
 
 
 def test_the_answer_box_copies_the_exact_launch_command_and_links_each_figure(open_page, entries):
