@@ -14,8 +14,10 @@ from catalogue.site.model_page import ModelRecipe, advice, model_groups
 from catalogue.site.pages import build_pages
 from catalogue.site.urls import model_path, page_url, recipe_path
 
-ROW = re.compile(r'<tr data-recipe="([^"]+)"><td><a href="([^"]+)">(.*?)</tr>', re.S)
-MODEL_FIGURE = re.compile(r'<td data-figure="(\w+)">([^<]*)')
+ROW = re.compile(r'<tr data-recipe="([^"]+)"><td[^>]*><a href="([^"]+)">(.*?)</tr>', re.S)
+MODEL_FIGURE = re.compile(r'<td [^>]*data-figure="(\w+)">([^<]*)')
+BEST_AT = re.compile(r'data-figure="best">([\d,.]+) tok/s <small>at c=(\d+)')
+SINGLE = re.compile(r'data-figure="single">([\d,.]+) tok/s')
 PAGE_FIGURE = re.compile(r'<span class="rc-fig-value" data-figure="(\w+)">([^<]*)</span>')
 
 
@@ -34,6 +36,7 @@ def _target(from_path: str, href: str) -> str:
 def test_every_published_recipe_is_reachable_from_its_models_page_with_the_same_figures(site):
     published, pages = site
     assert len(published) >= 90
+    with_figures = 0
     for entry in published:
         model_page = pages[model_path(entry.recipe.model)]
         rows = {rid: (href, cells) for rid, href, cells in ROW.findall(model_page.body)}
@@ -42,15 +45,48 @@ def test_every_published_recipe_is_reachable_from_its_models_page_with_the_same_
         assert _target(model_page.path, href) == recipe_path(entry)
         recipe_page = pages[recipe_path(entry)]
         on_model = {k: html.unescape(v).strip() for k, v in MODEL_FIGURE.findall(cells)}
-        on_recipe = {k: html.unescape(v).strip() for k, v in PAGE_FIGURE.findall(recipe_page.body)}
+        on_recipe = {k: html.unescape(v).strip() for k, v in PAGE_FIGURE.findall(recipe_page.markdown())}
         assert on_model == on_recipe, entry.id
+        with_figures += bool(on_model)
+    measured = [e for e in published if any(run.levels for run in e.runs)]
+    assert with_figures >= len(measured) - 2 > 60, (with_figures, len(measured))
+
+
+def _shown_as(value: float | None, shown: float) -> bool:
+    """Whether `shown` is `value` as the pages round it (one decimal from 100 up, two below)."""
+    return value is not None and abs(value - shown) <= (0.05 if value >= 100 else 0.005) + 1e-9
+
+
+def test_a_model_pages_figures_are_the_generation_of_one_run_of_its_recipe(site):
+    """Read against the run files, not the code that chose them: c=1 is the generation at concurrency 1 and the best
+    throughput the generation at the concurrency it names, both of one run of the recipe."""
+    published, pages = site
+    checked = 0
+    for entry in published:
+        cells = {rid: c for rid, _, c in ROW.findall(pages[model_path(entry.recipe.model)].body)}[entry.id]
+        single, best = SINGLE.search(cells), BEST_AT.search(cells)
+        if not best:
+            continue
+        shown_best, at = float(best[1].replace(",", "")), int(best[2])
+        shown_single = float(single[1].replace(",", "")) if single else None
+        runs = [run for run in entry.runs if run.level(at) and run.level(at).generation_tps is not None]
+        assert any(
+            _shown_as(run.level(at).generation_tps, shown_best)
+            and (shown_single is None or (run.level(1) and _shown_as(run.level(1).generation_tps, shown_single)))
+            for run in runs
+        ), entry.id
+        checked += 1
+    assert checked > 60
 
 
 def test_the_recipe_page_leads_with_figures_status_needs_and_the_launch_command(site):
     _, pages = site
-    body = pages["recipes/gptoss-120b.md"].body
+    page = pages["recipes/gptoss-120b.md"]
+    body = page.markdown()
     answer = body.index('class="rc-answer"')
-    assert answer < body.index('id="why"') < body.index('id="performance"')
+    # the answer comes before any prose, the recipe's summary included
+    assert body.index('class="rc-badges"') < answer < body.index(page.lead) < body.index('id="why"')
+    assert body.index('id="why"') < body.index('id="performance"')
     box = body[answer : body.index('id="why"')]
     assert set(PAGE_FIGURE.findall(box)) and {k for k, _ in PAGE_FIGURE.findall(box)} >= {"single", "best"}
     assert "rc-status-" in box and "verified 20" in box and "needs 1 Spark" in box

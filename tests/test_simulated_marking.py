@@ -56,7 +56,7 @@ def site(tmp_path_factory):
 
 def _body(build, recipe_id: str) -> str:
     entry = next(e for e, _ in build.recipes if e.id == recipe_id)
-    return build.pages[recipe_path(entry)].body
+    return build.pages[recipe_path(entry)].markdown()  # the banner leads the page, above its summary
 
 
 def test_the_page_of_a_recipe_with_a_simulated_run_says_so(site):

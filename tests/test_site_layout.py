@@ -11,6 +11,8 @@ import pytest
 
 from catalogue.models.launch import split_command
 from catalogue.models.topology import launch_argv
+from catalogue.site.index_page import index_row
+from catalogue.site.view import hardware_line
 from tests.browser_support import _opener
 
 pytestmark = pytest.mark.browser
@@ -20,6 +22,7 @@ AXE_SHA256 = "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"
 PHONE, SCREEN = 375, 667
 """A phone's width and the height of one screen of it (the screens counted below)."""
 RECIPE = "recipes/gptoss-120b/"
+MODEL = "models/openai-gpt-oss-120b/"
 
 
 @pytest.fixture
@@ -46,30 +49,63 @@ def test_the_index_on_a_phone_is_at_most_12000_px_and_reaches_every_recipe(open_
     assert sorted(links) == published
 
 
-def test_no_index_column_is_clipped_at_1400_px(open_page):
-    page = open_page("", width=1400)
-    clipped = page.evaluate(
-        """() => [...document.querySelectorAll('table.rc-index')].flatMap(t => {
+def _clipped(page, tables: str) -> list[str]:
+    """The cells of the tables `tables` selects whose right edge is past their scroll box's (cut off on screen)."""
+    return page.evaluate(
+        """sel => [...document.querySelectorAll(sel)].flatMap(t => {
             const box = t.closest('.rc-scroll').getBoundingClientRect();
             return [...t.querySelectorAll('th, td')].filter(c => c.getBoundingClientRect().width > 0
-                && c.getBoundingClientRect().right > box.right + 0.5).map(c => t.id + ':' + c.cellIndex);
-        })"""
+                && c.getBoundingClientRect().right > box.right + 0.5).map(c => t.className + ':' + c.cellIndex);
+        })""",
+        tables,
     )
-    assert clipped == []
+
+
+def test_no_index_column_is_clipped_at_1400_px(open_page):
+    page = open_page("", width=1400)
+    assert _clipped(page, "table.rc-index") == []
     rows = page.locator("#rc-index tr[data-model]").all()
     line = page.eval_on_selector("#rc-index tr[data-model] td:first-child a", "a => a.getBoundingClientRect().height")
     assert all(r.bounding_box()["height"] <= 3.2 * line for r in rows[:20]), "one line per recipe, and its workload"
 
 
 @pytest.mark.parametrize("width", [1400, PHONE])
-def test_a_recipe_page_shows_its_figures_and_launch_command_first(open_page, width):
+def test_a_model_pages_figures_and_a_recipes_comparisons_are_in_view(open_page, width):
+    """No cell of a model page's recipe tables, or of a recipe's published comparisons, is cut off; on a phone each
+    recipe is a card whose figures are inside the screen."""
+    page = open_page(MODEL, width=width)
+    _viewport(page, width)
+    assert _clipped(page, "table.rc-models") == []
+    rights = page.eval_on_selector_all(
+        "table.rc-models [data-figure]", "cs => cs.map(c => c.getBoundingClientRect().right)"
+    )
     page = open_page(RECIPE, width=width)
     _viewport(page, width)
-    limit = 900 if width >= 1400 else 2 * SCREEN
-    figure = page.locator(".rc-answer [data-figure]").first.bounding_box()
-    launch = page.locator(".rc-answer pre").first.bounding_box()
-    assert figure["y"] + figure["height"] <= limit and launch["y"] <= limit, (figure, launch)
-    assert page.locator(".rc-answer").bounding_box()["y"] < page.locator("h2#why").bounding_box()["y"]
+    assert page.locator("table.rc-published").count() == 1 and _clipped(page, "table.rc-published") == []
+    assert rights and max(rights) <= width
+
+
+def _longest_head(entries) -> str:
+    """The published recipe with the most text above its answer box and in it (title, hardware line, weights,
+    workload): the page whose figures and launch command sit lowest."""
+
+    def size(entry) -> int:
+        workload = index_row(entry, None)["workload"] or ""
+        return sum(map(len, (entry.recipe.title, hardware_line(entry.recipe), entry.recipe.quantization, workload)))
+
+    return f"recipes/{max((e for e in entries.values() if e.recipe.publish), key=size).id}/"
+
+
+@pytest.mark.parametrize("width", [1400, PHONE])
+def test_a_recipe_page_shows_its_figures_and_launch_command_first(open_page, entries, width):
+    for path in (RECIPE, _longest_head(entries)):
+        page = open_page(path, width=width)
+        _viewport(page, width)
+        limit = 900 if width >= 1400 else 2 * SCREEN
+        figure = page.locator(".rc-answer [data-figure]").first.bounding_box()
+        launch = page.locator(".rc-answer pre").first.bounding_box()
+        assert figure["y"] + figure["height"] <= limit and launch["y"] <= limit, (path, figure, launch)
+        assert page.locator(".rc-answer").bounding_box()["y"] < page.locator("h2#why").bounding_box()["y"]
 
 
 def test_the_answer_box_copies_the_exact_launch_command_and_links_each_figure(open_page, entries):
@@ -119,7 +155,7 @@ def _axe(page) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("path", ["", "models/openai-gpt-oss-120b/", RECIPE, "compare/openai-gpt-oss-120b--dgx-spark/"])
+@pytest.mark.parametrize("path", ["", MODEL, RECIPE, "compare/openai-gpt-oss-120b--dgx-spark/"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_finds_no_serious_or_critical_violation(open_page, path, scheme):
     page = open_page(path, scheme)

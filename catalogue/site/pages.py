@@ -102,14 +102,10 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
     """The recipe page's body: every section under the title, as HTML."""
     recipe, path = entry.recipe, recipe_path(entry)
     first_level = entry.latest.levels[0].concurrency if entry.latest else recipe.sweep.concurrency[0]
-    row = index_row(entry, validation)
     return render(
         "recipe.html.j2",
         id=entry.id,
         path=path,
-        row=row,
-        answer=figures(row),
-        model_url=link(path, model_path(recipe.model)) if recipe.publish else None,
         method=lambda topic, anchor="": link(path, methodology(topic), anchor),
         r=recipe,
         sections=workload_sections(entry),
@@ -136,9 +132,28 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         throttled=lambda level: throttled(level, entry.platform),
         bursts=level_bursts,
         spec=spec_summary(recipe, entry.runs),
-        simulated=entry.simulated,
         agents=agents_section(entry),
         capacity_text=capacity_text,
+    )
+
+
+def answer_box(entry: Entry, validation: view.Validation | None) -> str:
+    """What a recipe page leads with, under its badges and before any prose (its summary included): the simulator's
+    warning, the headline figures with workload and date, what it asks of the machine, the launch command."""
+    recipe, path = entry.recipe, recipe_path(entry)
+    row = index_row(entry, validation)
+    return render(
+        "answer.html.j2",
+        path=path,
+        row=row,
+        answer=figures(row),
+        r=recipe,
+        model_url=link(path, model_path(recipe.model)) if recipe.publish else None,
+        launch=launch_view.launch_blocks(recipe, entry.platform),
+        refresh_command=launch_view.refresh_command(entry.id, recipe),
+        asks=machine_asks(recipe, entry.platform),
+        simulated=entry.simulated,
+        methodology_url=link(path, METHODOLOGY),
     )
 
 
@@ -157,6 +172,7 @@ def recipe_page(entry: Entry, validation: view.Validation | None, body: str, com
         verified=entry.verified,
         compare_url=link(path, compare_path(recipe.model, recipe.hardware.platform)) if compared else "",
     )
+    head += answer_box(entry, validation)
     return Page(path, recipe.title, recipe.summary, head=head, lead=paragraphs(recipe.summary), body=body)
 
 
