@@ -155,6 +155,14 @@ def _settings(host: dict[str, Any]) -> list[list[str]]:
     return groups
 
 
+def _health(config: dict[str, Any]) -> list[list[str]]:
+    """The health check's command as `--health-cmd` (the image's own is the baseline's too); none for NONE."""
+    test = [str(word) for word in (config.get("Healthcheck") or {}).get("Test") or []]
+    if not test or test[0] == "NONE":
+        return []
+    return [["--health-cmd", " ".join(test)]]
+
+
 def read_view(
     data: dict[str, Any],
     volumes: dict[str, dict[str, str]] | None = None,
@@ -175,7 +183,7 @@ def read_view(
     log_config = tuple(sorted((log.get("Config") or {}).items()))
     entrypoint = [["--entrypoint", " ".join(config.get("Entrypoint") or [])]]
     return DockerView(
-        [*_settings(host), *mount_groups, *entrypoint],
+        [*_settings(host), *mount_groups, *entrypoint, *_health(config)],
         mounts,
         env,
         dict(config.get("Labels") or {}),
