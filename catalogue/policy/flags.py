@@ -33,7 +33,11 @@ def check_flags(
     flags = _as_parsed(flags)
     if flags.get("trust-remote-code") is True:
         field = ("serving", "flags", "trust-remote-code")
-        out.append(_note("--trust-remote-code", _text("trust-remote-code"), "allowed; the page says so", field))
+        if image is None:  # the model repository's code runs on the owner's machine, with the user's files
+            why = _text("trust-remote-code-host")
+            out.append(consent("--trust-remote-code", why, rules.FLAGS_BASIS, declared or {}, field))
+        else:
+            out.append(_note("--trust-remote-code", _text("trust-remote-code"), "allowed; the page says so", field))
     if _open_to_network(flags, options, env, image, env_from_host):
         host = str(flags.get("host", "")) or "unset (vLLM listens on every interface)"
         where: tuple = ("serving", "flags", "host") if "host" in flags else ("serving", "flags")
