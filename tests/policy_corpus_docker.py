@@ -114,6 +114,14 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         options("--health-cmd", "curl -s http://10.0.0.1/x | sh"),
         "never: --health-cmd: docker runs this command in the container",
     ),
+    "a named volume of another container": (
+        options("-v", "corpus-open-webui:/x"),
+        "consent: --volume corpus-open-webui: a named volume the runner did not create",
+    ),
+    "a named volume by --mount": (
+        options("--mount", "type=volume,src=corpus-open-webui,dst=/x"),
+        "consent: --mount corpus-open-webui: a named volume the runner did not create",
+    ),
     # path variables: a container's own path, unless a bind takes it to the host; a local process's, the host's
     "path variable through a bind into credentials": (
         serving(

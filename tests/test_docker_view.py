@@ -26,3 +26,20 @@ def test_the_images_own_health_check_and_none_are_not_the_recipes():
     off = beyond(read_view(_inspected(["NONE"]), resolve=False), read_view(_inspected(None), resolve=False))
     for view in (same, off):
         assert not [g for g in view.options if g[0] == "--health-cmd"]
+
+
+def test_a_named_volume_is_shown_by_its_name_and_an_anonymous_one_not():
+    data = _inspected(None)
+    data["Mounts"] = [
+        {"Type": "volume", "Name": "open-webui", "Destination": "/x", "Driver": "local"},
+        {"Type": "volume", "Name": "ab" * 32, "Destination": "/y", "Driver": "local"},
+    ]
+    by_mount = read_view(data, resolve=False)  # made by --mount: not in HostConfig.Binds
+    assert [g for g in by_mount.options if g[0] in ("--volume", "--mount")] == [
+        ["--mount", "type=volume,source=open-webui,target=/x"]
+    ]
+    data["HostConfig"]["Binds"] = ["open-webui:/x"]
+    view = read_view(data, resolve=False)
+    assert [g for g in view.options if g[0] in ("--volume", "--mount")] == [["--volume", "open-webui:/x"]]
+    found = check_options(["--volume", "open-webui:/x"], {})
+    assert [(f.cls, f.option) for f in found] == [("consent", "--volume open-webui")]

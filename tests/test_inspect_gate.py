@@ -95,6 +95,7 @@ def _created_view(options: list[str], env: dict[str, str]) -> tuple[str | None, 
         return cid, read_view(*inspect(LOCAL, cid))
     finally:
         subprocess.run(["docker", "rm", "-f", "-v", cid], capture_output=True)
+        subprocess.run(["docker", "volume", "rm", "corpus-open-webui"], capture_output=True)  # a corpus case's
 
 
 STATIC_STRICTER = {

@@ -110,7 +110,6 @@ ALLOWED = [
     "-p8000:8000",
     "-d --restart unless-stopped --rm",
     "-e HF_HUB_OFFLINE=1 -e NCCL_DEBUG=INFO",
-    "-v hf-cache:/root/.cache/huggingface",
     "--tmpfs /scratch",
     "--device nvidia.com/gpu=all",
     "--security-opt no-new-privileges",
@@ -133,6 +132,7 @@ def test_the_profile_hf_cache_mount_folds_and_owner_folders_pass():
         ["-v", "${HOME}/.cache/huggingface:/root/.cache/huggingface/"],
         ["-v", "/opt/hf:/root/.cache/huggingface"],
         ["--mount", "type=bind,src=/opt/hf,dst=/root/.cache/huggingface/hub"],
+        ["-v", "hf-cache:/root/.cache/huggingface"],  # a named volume there is replaced the same way
     ):
         found = check_launch(words, {}, {}, "vllm/vllm-openai:v1", None, source="x", context=spark)
         assert [(f.cls, f.why.split(":")[0]) for f in found] == [

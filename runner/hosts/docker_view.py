@@ -9,10 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+ANONYMOUS = re.compile(r"[0-9a-f]{64}")
+"""The name docker gives an anonymous volume (`-v /x`, an image's VOLUME): made for this container, and new."""
 LOG_DRIVER = "json-file"
 """The log driver the runner sets on every container it creates (the runner reads the output itself)."""
 
@@ -111,6 +114,11 @@ def _mounts(
                 mounts.append(("mount", options["device"], target))
             if driver != "local" or options:
                 groups.append(["--mount", _csv(fields)])
+            elif not ANONYMOUS.fullmatch(name := str(mount.get("Name") or "")):  # a named volume, as it was given
+                named = ["--volume", f"{name}:{target}"]
+                groups.append(
+                    named if kind == "volume" else ["--mount", _csv(["type=volume", f"source={name}", *fields[1:]])]
+                )
     return groups, mounts
 
 
