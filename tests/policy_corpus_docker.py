@@ -122,6 +122,15 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         options("--mount", "type=volume,src=corpus-open-webui,dst=/x"),
         "consent: --mount corpus-open-webui: a named volume the runner did not create",
     ),
+    "a cache variable into a model download": (
+        env("HF_HOME", "/root/.cache/huggingface/hub/models--atk--tok/snapshots/x"),
+        "consent: HF_HOME /root/.cache/huggingface/hub/models--atk--tok/snapshots/x: points HF_HOME into the Hugging",
+    ),
+    "HOME of the recipe's choice": (env("HOME", "/srv"), "consent: HOME: decides where Python finds"),
+    "the runner's compile cache replaced": (
+        env("VLLM_CACHE_ROOT", "/tmp/vc"),
+        "never: VLLM_CACHE_ROOT: the runner sets VLLM_CACHE_ROOT itself",
+    ),
     # path variables: a container's own path, unless a bind takes it to the host; a local process's, the host's
     "path variable through a bind into credentials": (
         serving(

@@ -109,6 +109,7 @@ STATIC_STRICTER.update(
         "bare -e of an owner's variable": "docker copies the owner's value, or nothing when it is unset here",
         "bare --env of an owner's variable": "docker copies the owner's value, or nothing when it is unset here",
         "mount target given twice": "docker keeps the last target: its view shows one bind of /tmp (consent)",
+        "the runner's compile cache replaced": "docker holds one value: only the recipe's words show who set it",
     }
 )
 DOCKER_REFUSES: dict[str, tuple[str, ...]] = {

@@ -51,8 +51,9 @@ def test_local_judges_a_path_variable_against_this_host(recipe_copy):
     data["serving"]["env"].update({"HF_HOME": "/srv/hf", "HOME": "/root/.ssh"})
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     entry = load_entry(folder)
-    assert not [f for f in findings(entry, make_plan(entry)) if f.option.startswith(("HF_HOME", "HOME"))]
-    here = [f for f in findings(entry, make_plan(entry, local=True)) if f.option.startswith(("HF_HOME", "HOME"))]
+    paths = ("HF_HOME ", "HOME ")  # HOME itself is consent in both places (check_env); here: the folders reached
+    assert not [f for f in findings(entry, make_plan(entry)) if f.option.startswith(paths)]
+    here = [f for f in findings(entry, make_plan(entry, local=True)) if f.option.startswith(paths)]
     assert sorted((f.cls, f.option, f.reason) for f in here) == [
         ("consent", "HF_HOME /srv/hf", LOCAL_REASON),
         ("never", "HOME /root/.ssh", None),

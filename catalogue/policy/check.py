@@ -19,7 +19,7 @@ from catalogue.models.errors import yaml_line
 from catalogue.policy import paths, rules
 from catalogue.policy.docker_csv import CsvError, first_record
 from catalogue.policy.docker_options import docker_options, walk_options
-from catalogue.policy.env import check_env, check_env_from_host, check_env_paths
+from catalogue.policy.env import check_env, check_env_from_host, check_env_paths, check_runner_sets
 from catalogue.policy.finding import Declared, FindingClass, PolicyFinding, consent, never
 from catalogue.policy.flags import check_flags, mutable_tag
 from catalogue.policy.images import check_image
@@ -123,6 +123,7 @@ def check_options(
                 out.append(never(f"--env {key}", BARE_ENV_WHY.format(name=key), "catalogue secrets rule", field))
             elif key:
                 out += check_env({key: val}, field_of=_fixed(field), declared=declared)
+                out += check_runner_sets({key: val}, field_of=_fixed(field))
             continue
         rule = option_rule(name, value)
         if rule is None:
@@ -230,6 +231,7 @@ def check_launch(
         *(_image(image, context, declared, from_host, image_source) if context else []),
         *check_options(options, declared, context),
         *check_env(env, declared=declared),
+        *(check_runner_sets(env) if image is not None else []),  # a local process keeps the recipe's (plan.py)
         *check_env_paths(env, None if image is None else host_binds(options, context), context, declared),
         *check_env_from_host(from_host, declared, context.profile_env if context else ()),
         *check_flags(flags, options, env, image, from_host, declared),

@@ -108,8 +108,8 @@ def parse_mount(name: str, value: str) -> Mount:
     if kind == "bind":
         return Mount(keys.get("source", ""), dest, shared, repeated=repeated)
     if kind == "volume":
-        name = keys.get("source", "").strip() or None if device is None else None
-        return Mount(device, dest, shared, tuple(options), driver, device is not None, repeated=repeated, volume=name)
+        volume = keys.get("source", "").strip() or None if device is None else None
+        return Mount(device, dest, shared, tuple(options), driver, device is not None, repeated=repeated, volume=volume)
     return Mount(None, dest, repeated=repeated)
 
 
