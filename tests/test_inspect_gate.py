@@ -95,6 +95,7 @@ def _created_view(options: list[str], env: dict[str, str]) -> tuple[str | None, 
         return cid, read_view(*inspect(LOCAL, cid))
     finally:
         subprocess.run(["docker", "rm", "-f", "-v", cid], capture_output=True)
+        subprocess.run(["docker", "volume", "rm", "corpus-open-webui"], capture_output=True)  # a corpus case's
 
 
 STATIC_STRICTER = {
@@ -108,6 +109,7 @@ STATIC_STRICTER.update(
         "bare -e of an owner's variable": "docker copies the owner's value, or nothing when it is unset here",
         "bare --env of an owner's variable": "docker copies the owner's value, or nothing when it is unset here",
         "mount target given twice": "docker keeps the last target: its view shows one bind of /tmp (consent)",
+        "the runner's compile cache replaced": "docker holds one value: only the recipe's words show who set it",
     }
 )
 DOCKER_REFUSES: dict[str, tuple[str, ...]] = {

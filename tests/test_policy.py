@@ -110,7 +110,6 @@ ALLOWED = [
     "-p8000:8000",
     "-d --restart unless-stopped --rm",
     "-e HF_HUB_OFFLINE=1 -e NCCL_DEBUG=INFO",
-    "-v hf-cache:/root/.cache/huggingface",
     "--tmpfs /scratch",
     "--device nvidia.com/gpu=all",
     "--security-opt no-new-privileges",
@@ -133,6 +132,7 @@ def test_the_profile_hf_cache_mount_folds_and_owner_folders_pass():
         ["-v", "${HOME}/.cache/huggingface:/root/.cache/huggingface/"],
         ["-v", "/opt/hf:/root/.cache/huggingface"],
         ["--mount", "type=bind,src=/opt/hf,dst=/root/.cache/huggingface/hub"],
+        ["-v", "hf-cache:/root/.cache/huggingface"],  # a named volume there is replaced the same way
     ):
         found = check_launch(words, {}, {}, "vllm/vllm-openai:v1", None, source="x", context=spark)
         assert [(f.cls, f.why.split(":")[0]) for f in found] == [
@@ -258,19 +258,34 @@ def test_a_mount_field_is_read_as_dockers_cli_reads_it():
     assert [(f.cls, f.option) for f in twice] == [("never", "--mount /srv/a")]
 
 
+HOME = [("consent", "HOME")]
+"""HOME is consent whatever its value (but the runner's own): it decides where Python finds usercustomize.py."""
+SNAP = "/root/.cache/huggingface/hub/models--a--t/snapshots/x"
+"""A folder a model download fills, inside the profile's HF cache mount (the owner's cache on the host)."""
+
+
 @pytest.mark.parametrize(
     ("options", "env", "image", "expected"),
     [
         ([], {"HF_HOME": "/etc"}, "img:1", []),  # the container's own /etc
         (["-v", "/srv/d:/data"], {"HF_HOME": "/models/hf"}, "img:1", []),
-        (["-v", "/srv/d:/data"], {"HOME": "/data/x"}, "img:1", [("consent", "HOME /srv/d/x")]),
-        (["-v", "/srv/d:/data", "-v", "/:/data/up"], {"HOME": "/data/up/etc"}, "img:1", [("never", "HOME /etc")]),
-        (["-v", "/srv/owner:/o"], {"HOME": "/o/x"}, "img:1", []),  # the owner's folder
+        (["-v", "/srv/d:/data"], {"HOME": "/data/x"}, "img:1", [("consent", "HOME"), ("consent", "HOME /srv/d/x")]),
+        (
+            ["-v", "/srv/d:/data", "-v", "/:/data/up"],
+            {"HOME": "/data/up/etc"},
+            "img:1",
+            [*HOME, ("never", "HOME /etc")],
+        ),
+        (["-v", "/srv/owner:/o"], {"HF_HOME": "/o/x"}, "img:1", [("consent", "HF_HOME /srv/owner/x")]),  # a host bind
         (["-v", "~/.cache/huggingface:/root/.cache/huggingface"], {"HF_HOME": "/root/.cache/huggingface"}, "img:1", []),
+        ([], {"HF_HOME": SNAP}, "img:1", [("consent", "HF_HOME " + SNAP)]),
+        ([], {"HOME": SNAP}, "img:1", [*HOME, ("consent", "HOME " + SNAP)]),  # into the owner's HF cache
+        ([], {"VLLM_CACHE_ROOT": "/x"}, "img:1", [("never", "VLLM_CACHE_ROOT")]),  # the runner sets it
         ([], {"TORCHINDUCTOR_CACHE_DIR": "/srv/owner/inductor"}, None, []),
         ([], {"TORCHINDUCTOR_CACHE_DIR": "/srv/other"}, None, [("consent", "TORCHINDUCTOR_CACHE_DIR /srv/other")]),
-        ([], {"HOME": "/root/.gnupg"}, None, [("never", "HOME /root/.gnupg")]),
-        ([], {"HOME": "/home/x/../../run/docker.sock"}, None, [("consent", "HOME")]),  # `..`: not of the type path
+        ([], {"HOME": "/root/.gnupg"}, None, [*HOME, ("never", "HOME /root/.gnupg")]),
+        ([], {"HOME": "/home/x/../../run/docker.sock"}, None, HOME),  # `..`: not of the type path
+        ([], {"HOME": "/tmp"}, "img:1", []),  # exactly the runner's own value (its helper containers)
     ],
 )
 def test_a_path_variable_is_judged_by_the_host_folder_it_reaches(options, env, image, expected):

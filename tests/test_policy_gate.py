@@ -51,10 +51,24 @@ def test_local_judges_a_path_variable_against_this_host(recipe_copy):
     data["serving"]["env"].update({"HF_HOME": "/srv/hf", "HOME": "/root/.ssh"})
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     entry = load_entry(folder)
-    assert not [f for f in findings(entry, make_plan(entry)) if f.option.startswith(("HF_HOME", "HOME"))]
-    here = [f for f in findings(entry, make_plan(entry, local=True)) if f.option.startswith(("HF_HOME", "HOME"))]
+    paths = ("HF_HOME ", "HOME ")  # HOME itself is consent in both places (check_env); here: the folders reached
+    assert not [f for f in findings(entry, make_plan(entry)) if f.option.startswith(paths)]
+    here = [f for f in findings(entry, make_plan(entry, local=True)) if f.option.startswith(paths)]
     assert sorted((f.cls, f.option, f.reason) for f in here) == [
         ("consent", "HF_HOME /srv/hf", LOCAL_REASON),
         ("never", "HOME /root/.ssh", None),
     ]
     assert all(f.lineno is not None and f.source == str(path) for f in here)
+
+
+def test_remote_code_is_a_note_in_a_container_and_consent_on_this_host(recipe_copy):
+    """--trust-remote-code runs the model repository's code: inside the image a note on the page; with --local on the
+    owner's machine, so the owner allows it by name (declared by --local itself)."""
+    _, folder = recipe_copy()
+    _with_flags(folder, **{"trust-remote-code": True})
+    entry = load_entry(folder)
+    in_image = [f for f in findings(entry, make_plan(entry)) if f.option == "--trust-remote-code"]
+    assert [f.cls for f in in_image] == ["note"]
+    here = [f for f in findings(entry, make_plan(entry, local=True)) if f.option == "--trust-remote-code"]
+    assert [(f.cls, f.reason) for f in here if f.cls != "note"] == [("consent", LOCAL_REASON)]
+    assert "on your machine" in here[-1].why and here[-1].lineno is not None

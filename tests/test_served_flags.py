@@ -11,7 +11,7 @@ import pytest
 
 from catalogue.models.loading import load_catalogue
 from catalogue.models.topology import layout, placeholder_nodes
-from catalogue.policy.check import PolicyContext, check_serving
+from catalogue.policy.check import PolicyContext, check_env_paths, check_serving
 from runner.hosts.docker_view import read_view
 from runner.planning.inspect_gate import Container, Verdicts, judge
 from runner.planning.served_flags import judge_command, served_flags
@@ -105,8 +105,9 @@ def test_the_gate_judges_the_command_and_path_variables_docker_shows():
 
 
 def test_the_gate_reads_a_path_in_the_profiles_hf_cache_as_the_static_gate_does():
-    """The static gate folds a recipe's cache mount into the profile's (the runner's own), so a path variable there
-    is data: docker's view of a container that binds the cache (the client's) gives the same verdict."""
+    """The static gate folds a recipe's cache mount into the profile's (the runner's own); a path variable below it
+    reaches the owner's cache, where a model download puts any repository's files: consent in docker's view too
+    (named by the container path, as the static gate names it), and with no profile cache, by the host path."""
     hub = "/root/.cache/huggingface/hub"
     document = {
         "Path": "true",
@@ -120,7 +121,9 @@ def test_the_gate_reads_a_path_in_the_profiles_hf_cache_as_the_static_gate_does(
     base = read_view({"Path": "true", "Config": {"Image": IMAGE}, "HostConfig": {}}, resolve=False)
     folded = Verdicts({}, [], PolicyContext("/root/.cache/huggingface"))
     found = judge(Container("server", None, [], {}, {}), view, base, folded)
-    assert not [f for f in found if f.option.startswith("HF_HOME")], found
+    assert [(f.cls, f.option) for f in found if f.option.startswith("HF_HOME")] == [("consent", f"HF_HOME {hub}/x")]
+    static = check_env_paths({"HF_HOME": f"{hub}/x"}, [], PolicyContext("/root/.cache/huggingface"))
+    assert [(f.cls, f.option) for f in static] == [("consent", f"HF_HOME {hub}/x")]
     elsewhere = judge(Container("server", None, [], {}, {}), view, base, Verdicts({}, [], PolicyContext(None)))
     assert [(f.cls, f.option) for f in elsewhere if f.option.startswith("HF_HOME")] == [
         ("consent", "HF_HOME /srv/hf/hub/x")

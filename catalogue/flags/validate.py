@@ -13,6 +13,7 @@ from catalogue.flags.checkers import ArgvChecker
 from catalogue.flags.snapshot import FlagSnapshot, newest_committed, read_snapshot, version_key
 from catalogue.models.launch import flag_words, flags_argv
 from catalogue.models.loading import RECIPE_FILE, Entry
+from catalogue.policy.flag_classes import flag_class, resolve
 
 Level = Literal["error", "warning", "info"]
 PYDANTIC_TYPE = re.compile(r"\s*\[type=.*$")
@@ -98,7 +99,8 @@ def check_flags(entry: Entry, checker: ArgvChecker, image_checker: ArgvChecker |
     version = f"vLLM {checker.snapshot.vllm_version}"
     findings: list[Finding] = []
     image_flags = recipe.serving.image_flags
-    upstream = {n: v for n, v in recipe.serving.flags.items() if n not in image_flags}
+    parsed = {n: v for n, v in recipe.serving.flags.items() if flag_class(resolve(n).name or "") != "never"}
+    upstream = {n: v for n, v in parsed.items() if n not in image_flags}
     findings += _parse_findings(file, recipe.model_arg, upstream, checker, version)
     findings += _registry_findings(file, upstream, checker, version)
     findings += _spelling_findings(file, upstream, checker, version)
@@ -126,7 +128,7 @@ def check_flags(entry: Entry, checker: ArgvChecker, image_checker: ArgvChecker |
             )
     if image_checker is not None:
         image_version = f"vLLM {image_checker.snapshot.vllm_version} in {recipe.serving.image}"
-        all_flags = dict(recipe.serving.flags)
+        all_flags = dict(parsed)
         findings += _parse_findings(file, recipe.model_arg, all_flags, image_checker, image_version)
         findings += _registry_findings(file, all_flags, image_checker, image_version)
         for name, image in image_flags.items():

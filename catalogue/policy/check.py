@@ -19,12 +19,13 @@ from catalogue.models.errors import yaml_line
 from catalogue.policy import paths, rules
 from catalogue.policy.docker_csv import CsvError, first_record
 from catalogue.policy.docker_options import docker_options, walk_options
-from catalogue.policy.env import check_env, check_env_from_host, check_env_paths
+from catalogue.policy.env import check_env, check_env_from_host, check_env_paths, check_runner_sets
 from catalogue.policy.finding import Declared, FindingClass, PolicyFinding, consent, never
 from catalogue.policy.flags import check_flags, mutable_tag
 from catalogue.policy.images import check_image
 from catalogue.policy.mounts import (
     SHELL_SYNTAX,
+    Mount,
     PolicyContext,
     device_verdict,
     folds_into_hf_cache,
@@ -122,6 +123,7 @@ def check_options(
                 out.append(never(f"--env {key}", BARE_ENV_WHY.format(name=key), "catalogue secrets rule", field))
             elif key:
                 out += check_env({key: val}, field_of=_fixed(field), declared=declared)
+                out += check_runner_sets({key: val}, field_of=_fixed(field))
             continue
         rule = option_rule(name, value)
         if rule is None:
@@ -163,7 +165,7 @@ def _check_mount(
         out.append(consent(f"--{name} volume-opt", why, paths.MOUNT_BASIS, declared, field))
     source = mount.source
     if source is None:
-        return out
+        return [*out, *_named_volume(name, mount, declared, field, context)]
     shown = f"--{name} {host_path(source)}"
     if SHELL_SYNTAX.search(HOME_WORD.sub("~", source)):
         why = "shell syntax in the host path: the runner starts docker without a shell, and the page quotes it"
@@ -174,14 +176,29 @@ def _check_mount(
         how = "never allowed: mount the folder the model needs, nothing wider"
         return [*out, never(shown, verdict[1], paths.MOUNT_BASIS, field, how)]
     if folds_into_hf_cache(mount, context):
-        why = "the platform profile mounts the Hugging Face cache here: the runner mounts the owner's cache instead"
-        how = "the owner names the host folder in the hosts file (hf_home) or $HF_HOME"
-        return [*out, PolicyFinding("note", shown, why, how, paths.MOUNT_BASIS, field=field)]
+        return [*out, _folded(shown, field)]
     if mount.shared:
         return [*out, consent(shown, paths.PROPAGATION_WHY, paths.PROPAGATION_BASIS, declared, field)]
     if verdict is None:
         return out
     return [*out, consent(shown, verdict[1], paths.MOUNT_BASIS, declared, field)]
+
+
+def _named_volume(
+    name: str, mount: Mount, declared: Mapping[str, str], field: tuple, context: PolicyContext | None
+) -> list[PolicyFinding]:
+    """A named volume: consent by its name, unless the profile's HF cache mount replaces it."""
+    if mount.volume is None:
+        return []
+    if folds_into_hf_cache(mount, context):
+        return [_folded(f"--{name} {mount.volume}", field)]
+    return [consent(f"--{name} {mount.volume}", paths.NAMED_VOLUME_WHY, paths.MOUNT_BASIS, declared, field)]
+
+
+def _folded(shown: str, field: tuple) -> PolicyFinding:
+    why = "the platform profile mounts the Hugging Face cache here: the runner mounts the owner's cache instead"
+    how = "the owner names the host folder in the hosts file (hf_home) or $HF_HOME"
+    return PolicyFinding("note", shown, why, how, paths.MOUNT_BASIS, field=field)
 
 
 def declared_map(consent: Iterable[Declared] | Mapping[str, str] | None) -> dict[str, str]:
@@ -214,6 +231,7 @@ def check_launch(
         *(_image(image, context, declared, from_host, image_source) if context else []),
         *check_options(options, declared, context),
         *check_env(env, declared=declared),
+        *(check_runner_sets(env) if image is not None else []),  # a local process keeps the recipe's (plan.py)
         *check_env_paths(env, None if image is None else host_binds(options, context), context, declared),
         *check_env_from_host(from_host, declared, context.profile_env if context else ()),
         *check_flags(flags, options, env, image, from_host, declared),

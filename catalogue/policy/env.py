@@ -61,6 +61,8 @@ def check_env(
     table = env_table()
     for key, value in env.items():
         field = field_of(key) if field_of else ("serving", "env", key)
+        if table["runner_values"].get(key) == value:
+            continue  # exactly what the runner itself gives it (HOME=/tmp in its helper containers)
         kind = type_of(key)
         cls = consent_class(key)
         if is_never(key):
@@ -99,25 +101,55 @@ def check_env_paths(
     rule = env_table()["paths"]
     out: list[PolicyFinding] = []
     for key, value in env.items():
-        if type_of(key) != "path" or not fits("path", value):
+        if (type_of(key) != "path" and key not in rule["also"]) or not fits("path", value):
             continue  # not a path variable, or not a path: check_env's verdict
         path, where = posixpath.normpath(value), ""
+        field = field_of(key) if field_of else ("serving", "env", key)
+        cache = _in_hf_cache(key, path, context) if binds is not None else None
+        if cache is not None:
+            out.append(
+                consent(f"{key} {path}", rule["hf_cache_why"].format(name=key), rule["basis"], declared or {}, field)
+            )
+            continue
         if binds is not None:
             reached = through_binds(path, binds)
             if reached is None:
                 continue  # the container's own folder
             path, where = reached[0], rule["through"].format(target=reached[1])
         verdict = mount_verdict(path, context)
+        if verdict is None and binds is not None:  # the owner's folder, reached from inside: still a host folder
+            why = rule["bind_why"].format(name=key, target=where.removeprefix(" (in the bind at ").removesuffix(")"))
+            out.append(consent(f"{key} {host_path(path)}", why, rule["basis"], declared or {}, field))
+            continue
         if verdict is None:
             continue
         shown = f"{key} {host_path(path)}"
         why = rule["why"].format(name=key, what=verdict[1].removeprefix("mounts "), where=where)
-        field = field_of(key) if field_of else ("serving", "env", key)
         if verdict[0] == "never":
             out.append(never(shown, why, rule["basis"], field, rule["never_how"]))
         else:
             out.append(consent(shown, why, rule["basis"], declared or {}, field))
     return out
+
+
+def _in_hf_cache(key: str, path: str, context: PolicyContext | None) -> str | None:
+    """The part below the profile's Hugging Face cache mount a container path lies in ('' for the mount itself);
+    None when it lies outside it, or is the cache's own variable at the cache itself (HF_HOME at the mount)."""
+    target = posixpath.normpath(context.hf_cache_target) if context and context.hf_cache_target else None
+    if target is None or not (path == target or path.startswith(target.rstrip("/") + "/")):
+        return None
+    below = path[len(target) :]
+    return None if env_table()["paths"]["exact"].get(key) == below else below
+
+
+def check_runner_sets(env: Mapping[str, str], field_of: FieldOf | None = None) -> list[PolicyFinding]:
+    """Never for a variable the runner sets in every server container (a recipe's value would replace it)."""
+    rule = env_table()["runner_sets"]
+    return [
+        never(key, rule["why"].format(name=key), rule["basis"], field_of(key) if field_of else ("serving", "env", key))
+        for key in env
+        if key in rule["names"]
+    ]
 
 
 def check_env_from_host(

@@ -17,7 +17,7 @@ from catalogue.models.yaml_files import parse_yaml
 
 CLASSES_FILE = Path(__file__).with_name("flags.yaml")
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "snapshots"
-FLAG_CLASSES = ("loads-code", "sends-data", "serves-files", "reads-path", "data", "config")
+FLAG_CLASSES = ("never", "loads-code", "sends-data", "serves-files", "reads-path", "data", "config")
 KEY_CLASSES = ("loads-code", "sends-data", "serves-files", "reads-path", "data")
 TYPED = ("int", "float", "human_readable_int")
 
@@ -99,6 +99,12 @@ def flag_class(name: str) -> str | None:
     if found and all(is_typed(o) for o in found):
         return "data"
     return flag_classes().get(name)
+
+
+def named_values(name: str) -> tuple[str, ...] | None:
+    """The only values that make a free-text flag data (flags.yaml named_values:); None for a flag with no list."""
+    names = (classes_file().get("named_values") or {}).get(name)
+    return None if names is None else tuple(str(n) for n in names)
 
 
 def key_class(config: dict[str, Any], key: str, value: Any) -> str | dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """The run policy on vLLM flags: a literal --api-key (never); each flag by its class (catalogue.policy.flag_classes:
-loads code, sends data or serves files -> consent; reads a path -> judged against the machine that reads it; a
-JSON config -> each key by its class; no class -> consent); and the page's notes (remote code, open to the
-network, a mutable image tag)."""
+never (--config); a value off a flag's named list (never); loads code, sends data or serves files -> consent; reads
+a path -> judged against the machine that reads it; a JSON config -> each key by its class; no class -> consent);
+and the page's notes (remote code, open to the network, a mutable image tag)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,11 @@ def check_flags(
     flags = _as_parsed(flags)
     if flags.get("trust-remote-code") is True:
         field = ("serving", "flags", "trust-remote-code")
-        out.append(_note("--trust-remote-code", _text("trust-remote-code"), "allowed; the page says so", field))
+        if image is None:  # the model repository's code runs on the owner's machine, with the user's files
+            why = _text("trust-remote-code-host")
+            out.append(consent("--trust-remote-code", why, rules.FLAGS_BASIS, declared or {}, field))
+        else:
+            out.append(_note("--trust-remote-code", _text("trust-remote-code"), "allowed; the page says so", field))
     if _open_to_network(flags, options, env, image, env_from_host):
         host = str(flags.get("host", "")) or "unset (vLLM listens on every interface)"
         where: tuple = ("serving", "flags", "host") if "host" in flags else ("serving", "flags")
@@ -101,7 +105,12 @@ def _reach(flags: Mapping[str, Any], image: str | None, declared: Mapping[str, s
             out.append(never(f"--{flag}", why, rules.FLAGS_BASIS, field, "spell the flag in full"))
             continue
         cls = classes.flag_class(found.name)
-        if found.keys or cls == "config":
+        names = classes.named_values(found.name)
+        if names is not None and not set(_values(value)) <= set(names):
+            listed = ", ".join(names)
+            why, how = _text("named-value").format(names=listed), _text("named-value-how").format(names=listed)
+            out.append(never(f"--{found.name} {value}", why, rules.FLAGS_BASIS, field, how))
+        elif found.keys or cls == "config":
             out += _config(
                 found.name, _keyed(found.keys, value), classes.config_table(found.name), image, declared, field
             )
@@ -129,6 +138,8 @@ def _judge(
     """The finding for one flag or key of class `cls` with `value`."""
     if cls == "data":
         return []
+    if cls == "never":
+        return [never(shown, _text("never"), rules.FLAGS_BASIS, field, _text("never-how"))]
     if cls == "reads-path":
         return _path_flag(shown, flag, _values(value), image, declared, field)
     if cls in ("loads-code", "sends-data", "serves-files"):

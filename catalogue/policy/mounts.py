@@ -44,6 +44,8 @@ class Mount:
     """Why docker's CLI refuses the value (its CSV reader), when it does."""
     repeated: str | None = None
     """The spellings of a key the value gives more than once (`src, source`): docker keeps the last."""
+    volume: str | None = None
+    """The name of a named volume (docker reuses a volume of that name, or creates it)."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def parse_mount(name: str, value: str) -> Mount:
         source, target, mode = parts[0], parts[1], ",".join(parts[2:]).lower()
         shared = bool(re.search(r"(^|,)r?shared($|,)", mode))
         named = not source.startswith(("/", ".", "~", "$"))
-        return Mount(None if named else source, target, shared)
+        return Mount(None if named else source, target, shared, volume=source if named and source else None)
     try:
         fields = csv_fields(value)
     except CsvError as exc:
@@ -106,7 +108,8 @@ def parse_mount(name: str, value: str) -> Mount:
     if kind == "bind":
         return Mount(keys.get("source", ""), dest, shared, repeated=repeated)
     if kind == "volume":
-        return Mount(device, dest, shared, tuple(options), driver, device is not None, repeated=repeated)
+        volume = keys.get("source", "").strip() or None if device is None else None
+        return Mount(device, dest, shared, tuple(options), driver, device is not None, repeated=repeated, volume=volume)
     return Mount(None, dest, repeated=repeated)
 
 

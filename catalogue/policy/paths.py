@@ -92,5 +92,9 @@ MOUNT_REPEATED_HOW = "never allowed: give each field of the mount once"
 MOUNT_RELATIVE_WHY = "mounts a host folder given relative to the folder the runner runs in"
 MOUNT_BASIS = "CIS 5.5, 5.31; PSS baseline: HostPath Volumes"
 MOUNT_CONSENT_WHY = "mounts a host folder the owner has not named (hosts file allow_mounts) nor the profile's HF cache"
+NAMED_VOLUME_WHY = (
+    "a named volume the runner did not create: docker reuses a volume of that name (another container's data) and "
+    "keeps it after the run"
+)
 PROPAGATION_WHY = "mounts a host folder with shared propagation (mounts flow back to the host)"
 PROPAGATION_BASIS = "CIS 5.19"

@@ -250,6 +250,16 @@ OPTION_RULES: tuple[OptionRule, ...] = (
     OptionRule(
         "dns", "*", "consent", "a name server of the recipe's choice answers every lookup", "catalogue token rule"
     ),
+    # A health check is a command docker runs in the container, with its variables (the token) and its network: the
+    # runner checks the server's health itself, from outside.
+    OptionRule(
+        "health-cmd",
+        "*",
+        "never",
+        "docker runs this command in the container (a shell, with its variables and network): the runner checks "
+        "health itself",
+        "CIS 5.26 (adapted); catalogue policy",
+    ),
     # A legacy link copies the linked container's environment in (ALIAS_ENV_*): another container's secrets.
     OptionRule("link", "*", "consent", "copies another container's variables into this one", "docker legacy links"),
 )
@@ -297,7 +307,6 @@ ALLOWED_OPTIONS: dict[str, str] = {
     "isolation": "Windows isolation technology",
     "stop-signal": "how docker stops the container",
     "stop-timeout": "how docker stops the container",
-    "health-cmd": "a health check in the container (CIS 5.26)",
     "health-interval": "a health check in the container (CIS 5.26)",
     "health-retries": "a health check in the container (CIS 5.26)",
     "health-start-period": "a health check in the container (CIS 5.26)",

@@ -9,10 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+ANONYMOUS = re.compile(r"[0-9a-f]{64}")
+"""The name docker gives an anonymous volume (`-v /x`, an image's VOLUME): made for this container, and new."""
 LOG_DRIVER = "json-file"
 """The log driver the runner sets on every container it creates (the runner reads the output itself)."""
 
@@ -111,6 +114,11 @@ def _mounts(
                 mounts.append(("mount", options["device"], target))
             if driver != "local" or options:
                 groups.append(["--mount", _csv(fields)])
+            elif not ANONYMOUS.fullmatch(name := str(mount.get("Name") or "")):  # a named volume, as it was given
+                named = ["--volume", f"{name}:{target}"]
+                groups.append(
+                    named if kind == "volume" else ["--mount", _csv(["type=volume", f"source={name}", *fields[1:]])]
+                )
     return groups, mounts
 
 
@@ -155,6 +163,14 @@ def _settings(host: dict[str, Any]) -> list[list[str]]:
     return groups
 
 
+def _health(config: dict[str, Any]) -> list[list[str]]:
+    """The health check's command as `--health-cmd` (the image's own is the baseline's too); none for NONE."""
+    test = [str(word) for word in (config.get("Healthcheck") or {}).get("Test") or []]
+    if not test or test[0] == "NONE":
+        return []
+    return [["--health-cmd", " ".join(test)]]
+
+
 def read_view(
     data: dict[str, Any],
     volumes: dict[str, dict[str, str]] | None = None,
@@ -175,7 +191,7 @@ def read_view(
     log_config = tuple(sorted((log.get("Config") or {}).items()))
     entrypoint = [["--entrypoint", " ".join(config.get("Entrypoint") or [])]]
     return DockerView(
-        [*_settings(host), *mount_groups, *entrypoint],
+        [*_settings(host), *mount_groups, *entrypoint, *_health(config)],
         mounts,
         env,
         dict(config.get("Labels") or {}),

@@ -55,7 +55,7 @@ def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
         owner_folders=owner_folders(plan),
         owner_images=owner_images(plan),
     )
-    found += on_this_host(entry, plan, {f.option for f in found})
+    found += on_this_host(entry, plan, {f.option for f in found if f.cls != "note"})
     seen: set[str] = set()
     for node in plan.nodes:
         part = node.profile

@@ -1,0 +1,45 @@
+"""docker inspect read as options (runner/hosts/docker_view.py): the health check's command is the recipe's only when
+it differs from the image's own (the real engine: the corpus case "health command" in tests/test_inspect_gate.py)."""
+
+from __future__ import annotations
+
+from catalogue.policy.check import check_options
+from runner.hosts.docker_view import beyond, read_view
+
+
+def _inspected(test: list[str] | None) -> dict:
+    config = {"Image": "img:1", "Healthcheck": {"Test": test} if test is not None else None}
+    return {"HostConfig": {"LogConfig": {"Type": "json-file"}}, "Config": config, "Path": "vllm", "Args": []}
+
+
+def test_a_health_command_other_than_the_images_is_judged_never():
+    image_own = read_view(_inspected(["CMD", "true"]), resolve=False)
+    replaced = beyond(read_view(_inspected(["CMD-SHELL", "curl x | sh"]), resolve=False), image_own)
+    assert ["--health-cmd", "CMD-SHELL curl x | sh"] in replaced.options
+    words = [w for group in replaced.options for w in group]
+    assert [(f.cls, f.option) for f in check_options(words, {})] == [("never", "--health-cmd")]
+
+
+def test_the_images_own_health_check_and_none_are_not_the_recipes():
+    image_own = read_view(_inspected(["CMD", "true"]), resolve=False)
+    same = beyond(read_view(_inspected(["CMD", "true"]), resolve=False), image_own)
+    off = beyond(read_view(_inspected(["NONE"]), resolve=False), read_view(_inspected(None), resolve=False))
+    for view in (same, off):
+        assert not [g for g in view.options if g[0] == "--health-cmd"]
+
+
+def test_a_named_volume_is_shown_by_its_name_and_an_anonymous_one_not():
+    data = _inspected(None)
+    data["Mounts"] = [
+        {"Type": "volume", "Name": "open-webui", "Destination": "/x", "Driver": "local"},
+        {"Type": "volume", "Name": "ab" * 32, "Destination": "/y", "Driver": "local"},
+    ]
+    by_mount = read_view(data, resolve=False)  # made by --mount: not in HostConfig.Binds
+    assert [g for g in by_mount.options if g[0] in ("--volume", "--mount")] == [
+        ["--mount", "type=volume,source=open-webui,target=/x"]
+    ]
+    data["HostConfig"]["Binds"] = ["open-webui:/x"]
+    view = read_view(data, resolve=False)
+    assert [g for g in view.options if g[0] in ("--volume", "--mount")] == [["--volume", "open-webui:/x"]]
+    found = check_options(["--volume", "open-webui:/x"], {})
+    assert [(f.cls, f.option) for f in found] == [("consent", "--volume open-webui")]
