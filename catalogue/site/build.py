@@ -23,7 +23,7 @@ from catalogue.site import api
 from catalogue.site.forking import split_map
 from catalogue.site.index_page import IndexRow, index_row_parts
 from catalogue.site.page import Page
-from catalogue.site.pages import compared_ids, comparison_groups, page_jobs, recipe_body
+from catalogue.site.pages import SharedPages, compared_ids, comparison_groups, page_jobs, recipe_body
 from catalogue.site.urls import recipe_path
 from catalogue.site.view import Validation
 from catalogue.stats.price_model import PRICE_MODEL_FILE
@@ -162,6 +162,8 @@ class Rebuilds:
     """The flag checkers and the signature of what they were made from."""
     signatures: dict[Path, tuple] = field(default_factory=dict)
     """Each folder's signature as `reuse` took it in this build."""
+    shared: SharedPages = field(default_factory=SharedPages)
+    """Model and comparison pages, kept while made from the same entries."""
 
     def current_checkers(self) -> tuple[ArgvChecker, list[SnapshotChecker], bool]:
         """(upstream checker, release checkers, whether they were just made): made again when a snapshot
@@ -301,12 +303,14 @@ def generate(
             {p.entry.id: p.body for p in publishable if p.body is not None},
             rebuilds.rendered_pages(publishable) if rebuilds else None,
             rebuilds.index_rows(publishable) if rebuilds else None,
+            rebuilds.shared if rebuilds else None,
         )
         pages = split_map(lambda batch: [job() for job in batch], jobs) + [b.page() for b in broken]
         by_path = {page.path: page for page in pages}
         if rebuilds:
             compared = compared_ids(comparison_groups([p.entry for p in publishable]))
             rebuilds.remember_pages(publishable, by_path, compared)
+            rebuilds.shared.remember(by_path)
     texts = {p.entry.id: p.published for p in publishable if p.published is not None}
     return SiteBuild(by_path, checker.source, refused, [(p.entry, p.validation) for p in publishable], texts)
 
