@@ -21,7 +21,7 @@ from catalogue.models.platform import PLATFORMS_DIR
 from catalogue.publish.sparkrun_export import sparkrun_files, sparkrun_recipe
 from catalogue.site import api
 from catalogue.site.forking import split_map
-from catalogue.site.index_page import IndexRow, index_row_parts
+from catalogue.site.index_page import IndexRow, index_row, index_row_parts
 from catalogue.site.page import Page
 from catalogue.site.pages import SharedPages, compared_ids, comparison_groups, page_jobs, recipe_body
 from catalogue.site.urls import recipe_path
@@ -66,6 +66,8 @@ class Prepared:
     body: str | None
     published: Published | None = None
     """Its API and sparkrun texts: a published recipe without flag errors, when the build asked for them."""
+    row: IndexRow | None = None
+    """Its row of the index page: a published recipe without flag errors (made with its page, on either core)."""
 
 
 @contextmanager
@@ -144,7 +146,9 @@ def prepare(
             out.append(Prepared(entry, validation, None))
             continue
         texts = published(entry, validation, generated_at) if generated_at and entry.recipe.publish else None
-        out.append(Prepared(entry, validation, recipe_body(entry, validation), texts))
+        row = index_row_parts(entry, validation) if entry.recipe.publish else None
+        body = recipe_body(entry, validation, row.values if row else index_row(entry, validation))
+        out.append(Prepared(entry, validation, body, texts, row))
     return out
 
 
@@ -205,7 +209,8 @@ class Rebuilds:
         for p in publishable:
             if p.entry.recipe.publish:
                 known = self.rows.get(p.entry.id)
-                rows[p.entry.id] = (p, known[1] if known and known[0] is p else index_row_parts(p.entry, p.validation))
+                made = known[1] if known and known[0] is p else p.row
+                rows[p.entry.id] = (p, made or index_row_parts(p.entry, p.validation))
         self.rows = rows
         return {recipe_id: row for recipe_id, (_, row) in rows.items()}
 
@@ -302,7 +307,7 @@ def generate(
             {p.entry.id: p.validation for p in publishable},
             {p.entry.id: p.body for p in publishable if p.body is not None},
             rebuilds.rendered_pages(publishable) if rebuilds else None,
-            rebuilds.index_rows(publishable) if rebuilds else None,
+            rebuilds.index_rows(publishable) if rebuilds else {p.entry.id: p.row for p in publishable if p.row},
             rebuilds.shared if rebuilds else None,
         )
         pages = split_map(lambda batch: [job() for job in batch], jobs) + [b.page() for b in broken]

@@ -98,11 +98,12 @@ def staleness(entry: Entry, validation: view.Validation | None) -> str | None:
     return f"measured with vLLM {run.provenance.vllm_version}, {releases} behind {newer[-1]}"
 
 
-def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
-    """The recipe page's body: every section under the title, as HTML."""
+def recipe_body(entry: Entry, validation: view.Validation | None = None, row: dict | None = None) -> str:
+    """The recipe page's body: every section under the title, as HTML. `row`: its index row when already made
+    (index_page.index_row of the same entry and validation)."""
     recipe, path = entry.recipe, recipe_path(entry)
     first_level = entry.latest.levels[0].concurrency if entry.latest else recipe.sweep.concurrency[0]
-    row = index_row(entry, validation)
+    row = row if row is not None else index_row(entry, validation)
     return render(
         "recipe.html.j2",
         id=entry.id,
