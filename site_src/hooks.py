@@ -111,6 +111,7 @@ class CatalogueHooks:
             log.info(
                 "catalogue: flags checked against %s; drift against %d vLLM release(s)", checker.source, len(releases)
             )
+        generated_at = importlib.import_module("catalogue.site.api").build_time()  # one stamp for the whole API
         build = build_module.generate(
             recipe_roots(config),
             checker,
@@ -118,18 +119,15 @@ class CatalogueHooks:
             releases=releases,
             tolerant=self.serving,  # a preview shows a broken recipe's error on its page
             scan_secrets=False,  # not on every page build: validate, check-changes, import and new scan what comes in
+            generated_at=generated_at,  # each recipe's API document and sparkrun file made with its page
         )
         for line in build.refused:  # a preview shows it on the recipe's page; a build fails on it
             (log.info if self.serving else log.error)("catalogue: not published: %s", line)
         self.generated = dict(build.pages)
         for file in [f for f in files if _unused_theme_file(f.src_uri, config)]:
             files.remove(file)
-        api = importlib.import_module("catalogue.site.api")  # the JSON API (api/v1/): static files beside the pages
-        documents = api.api_documents(build.recipes, kept=self.api_kept)
-        sparkrun = importlib.import_module(
-            "catalogue.publish.sparkrun_export"
-        )  # each published recipe as a sparkrun file
-        documents |= sparkrun.sparkrun_files([entry for entry, _ in build.recipes], self.sparkrun_kept)
+        # the JSON API (api/v1/) and each published recipe as a sparkrun file: static files beside the pages
+        documents = build_module.published_files(build, generated_at, self.api_kept, self.sparkrun_kept)
         if self.preview is not None:
             self.preview.add_files(config, files, build.pages, documents)
             return files

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import yaml
 
 from catalogue.commands.cli import main
-from tests.site_support import broken_links, mkdocs_build
+from catalogue.flags.drift import release_checkers
+from catalogue.publish.sparkrun_export import sparkrun_files
+from catalogue.site.api import api_documents
+from catalogue.site.build import generate, published_files
+from tests.site_support import REPO, broken_links, mkdocs_build
 
 
 def test_strict_build_of_the_seed_catalogue(tmp_path):
@@ -82,3 +88,15 @@ def test_strict_mode_turns_a_broken_link_into_a_failed_build(tmp_path, recipe_co
     result = mkdocs_build(tmp_path / "site", [root])  # no examples root: methodology.md's link to the example breaks
     assert result.returncode != 0
     assert "examples/tiny-cpu.md" in result.stderr
+
+
+def test_texts_made_with_the_pages_are_the_ones_the_api_and_sparkrun_writers_make():
+    """The API documents, index and sparkrun files that `generate` makes beside each page (both cores) and
+    `published_files` writes are byte for byte what api_documents and sparkrun_files make from the entries."""
+    releases = release_checkers()
+    when = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)
+    build = generate([REPO / "recipes", REPO / "examples"], releases[-1], releases=releases, generated_at=when)
+    published = [entry.id for entry, _ in build.recipes if entry.recipe.publish]
+    assert published and sorted(build.published) == sorted(published)
+    direct = api_documents(build.recipes, when) | sparkrun_files([entry for entry, _ in build.recipes])
+    assert published_files(build, when) == direct

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import html
 import json
@@ -17,7 +18,8 @@ from catalogue.flags.validate import Finding
 from catalogue.models.launch import split_command
 from catalogue.models.loading import load_catalogue
 from catalogue.models.topology import launch_argv
-from catalogue.site.pages import build_pages, render_recipe
+from catalogue.site.model_page import render_model
+from catalogue.site.pages import SharedPages, build_pages, render_recipe
 from catalogue.site.templating import fmt_num
 from catalogue.site.view import Validation
 from tests.conftest import SEED_RECIPES
@@ -428,3 +430,24 @@ def test_index_quotes_capacity_with_its_objective(capacity_entry, entries):
         ],
     )
     assert index_rows([unpinned])[0]["capacity_text"] == "≥ 2.875"
+
+
+def test_a_shared_page_is_made_again_only_when_a_member_entry_or_its_links_change(entries):
+    """SharedPages (a serve process's model and comparison pages): the page made last time is handed back while it
+    is made from the very same entry objects and other arguments; a new entry object or other links make it anew."""
+    members = [entries["gptoss-120b"], entries["qwen35-35b-a3b-bf16"]]
+    made = []
+
+    def make():
+        made.append(1)
+        return render_model("openai/gpt-oss-120b", members, [])
+
+    shared = SharedPages()
+    page = shared.job("models/x.md", members, [], make)()
+    shared.remember({"models/x.md": page})
+    assert shared.job("models/x.md", list(members), [], make)() is page and len(made) == 1
+    shared.remember({"models/x.md": page})
+    changed = [members[0], dataclasses.replace(members[1])]  # the same values, another object: a re-read file
+    assert shared.job("models/x.md", changed, [], make) is make
+    assert shared.job("models/x.md", members, [("dgx-spark", "compare/x.md")], make) is make
+    assert shared.job("models/y.md", members, [], make) is make

@@ -140,11 +140,16 @@ def refuse_symlinks(folder: Path) -> None:
     by what it points to on the machine that runs the recipe. Nor is the folder itself one."""
     if folder.is_symlink():
         raise CatalogueError(folder, f"a symlink (to {os.readlink(folder)}): a recipe folder holds plain files")
-    for parent, dirs, files in os.walk(folder):
-        for name in [*dirs, *files]:
-            path = Path(parent) / name
-            if path.is_symlink():
+    pending = [str(folder)]
+    while pending:  # as os.walk visits them, but each entry's type read with its folder (no stat per file)
+        with os.scandir(pending.pop()) as found:
+            items = list(found)
+        dirs = [item for item in items if item.is_dir()]
+        for item in [*dirs, *(item for item in items if not item.is_dir())]:
+            if item.is_symlink():
+                path = Path(item.path)
                 raise CatalogueError(path, f"a symlink (to {os.readlink(path)}): a recipe folder holds plain files")
+        pending += reversed([item.path for item in dirs])
 
 
 def load_entry(folder: Path, scan_secrets: bool = True) -> Entry:

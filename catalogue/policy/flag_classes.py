@@ -56,9 +56,11 @@ def is_typed(option: dict[str, Any]) -> bool:
     return option["nargs"] == 0 or bool(option["choices"]) or option["type"] in TYPED
 
 
+@cache
 def resolve(name: str) -> Resolved:
     """`name` as vLLM reads `--name`: underscores as dashes before a dot, a dotted JSON key path, and an
-    abbreviation expanded when every committed snapshot expands it to the same one flag."""
+    abbreviation expanded when every committed snapshot expands it to the same one flag (kept per name: the
+    committed snapshots are read once, so the answer cannot change in a process)."""
     base, _, rest = name.partition(".")
     base = base.replace("_", "-")
     keys = tuple(k.replace("-", "_") for k in rest.split(".")) if rest else ()

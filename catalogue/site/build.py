@@ -18,10 +18,12 @@ from catalogue.flags.snapshot import installed_vllm_version
 from catalogue.models.errors import CatalogueError
 from catalogue.models.loading import Entry, load_entry, recipe_folders
 from catalogue.models.platform import PLATFORMS_DIR
+from catalogue.publish.sparkrun_export import sparkrun_files, sparkrun_recipe
+from catalogue.site import api
 from catalogue.site.forking import split_map
 from catalogue.site.index_page import IndexRow, index_row_parts
 from catalogue.site.page import Page
-from catalogue.site.pages import compared_ids, comparison_groups, page_jobs, recipe_body
+from catalogue.site.pages import SharedPages, compared_ids, comparison_groups, page_jobs, recipe_body
 from catalogue.site.urls import recipe_path
 from catalogue.site.view import Validation
 from catalogue.stats.price_model import PRICE_MODEL_FILE
@@ -36,6 +38,23 @@ class SiteBuild:
     refused: list[str]
     recipes: list[tuple[Entry, Validation]] = field(default_factory=list)
     """Every recipe that got a page (examples too), with its flag check and drift row: what catalogue.site.api reads."""
+    published: dict[str, Published] = field(default_factory=dict)
+    """Recipe id -> its API and sparkrun texts, made beside its page when the build was given `generated_at`."""
+
+
+@dataclass(frozen=True)
+class Published:
+    """A published recipe's part of the API index, its API document and its sparkrun file, as texts."""
+
+    index: api.IndexRecipe
+    document: str
+    sparkrun: str
+
+
+def published(entry: Entry, validation: Validation, generated_at: dt.datetime) -> Published:
+    """What `published_files` writes for one recipe (made in the batch that prepares it, on either core)."""
+    document = api.recipe_document(entry, validation, generated_at).model_dump_json(indent=2) + "\n"
+    return Published(api.index_recipe(entry, validation), document, sparkrun_recipe(entry)[0])
 
 
 @dataclass(frozen=True)
@@ -45,6 +64,10 @@ class Prepared:
     entry: Entry
     validation: Validation
     body: str | None
+    published: Published | None = None
+    """Its API and sparkrun texts: a published recipe without flag errors, when the build asked for them."""
+    row: IndexRow | None = None
+    """Its row of the index page: a published recipe without flag errors (made with its page, on either core)."""
 
 
 @contextmanager
@@ -101,11 +124,13 @@ def prepare(
     releases: Sequence[SnapshotChecker] = (),
     tolerant: bool = False,
     scan_secrets: bool = True,
+    generated_at: dt.datetime | None = None,
 ) -> list[Prepared | Broken]:
     """Load, validate (against `checker`, and each release for the drift row) and render a batch of recipe folders.
 
     `tolerant` (a live preview): a folder that does not load becomes a `Broken` instead of stopping the build.
     `scan_secrets`: run files through the secret scanner (catalogue.models.loading.parse_run).
+    `generated_at`: also make each published recipe's API and sparkrun texts (`Published`), stamped with it.
     """
     loaded = [_load(folder, tolerant, scan_secrets) for folder in folders]
     entries = [e for e in loaded if isinstance(e, Entry)]
@@ -117,7 +142,13 @@ def prepare(
             continue
         drift = drift_row(entry, list(releases), {checker.snapshot.vllm_version.split("+")[0]: findings[entry.id]})
         validation = Validation(checker.snapshot.vllm_version, checked_on, checker.source, findings[entry.id], drift)
-        out.append(Prepared(entry, validation, None if validation.errors else recipe_body(entry, validation)))
+        if validation.errors:
+            out.append(Prepared(entry, validation, None))
+            continue
+        texts = published(entry, validation, generated_at) if generated_at and entry.recipe.publish else None
+        row = index_row_parts(entry, validation) if entry.recipe.publish else None
+        body = recipe_body(entry, validation)
+        out.append(Prepared(entry, validation, body, texts, row))
     return out
 
 
@@ -135,6 +166,8 @@ class Rebuilds:
     """The flag checkers and the signature of what they were made from."""
     signatures: dict[Path, tuple] = field(default_factory=dict)
     """Each folder's signature as `reuse` took it in this build."""
+    shared: SharedPages = field(default_factory=SharedPages)
+    """Model and comparison pages, kept while made from the same entries."""
 
     def current_checkers(self) -> tuple[ArgvChecker, list[SnapshotChecker], bool]:
         """(upstream checker, release checkers, whether they were just made): made again when a snapshot
@@ -176,7 +209,8 @@ class Rebuilds:
         for p in publishable:
             if p.entry.recipe.publish:
                 known = self.rows.get(p.entry.id)
-                rows[p.entry.id] = (p, known[1] if known and known[0] is p else index_row_parts(p.entry, p.validation))
+                made = known[1] if known and known[0] is p else p.row
+                rows[p.entry.id] = (p, made or index_row_parts(p.entry, p.validation))
         self.rows = rows
         return {recipe_id: row for recipe_id, (_, row) in rows.items()}
 
@@ -227,6 +261,7 @@ def generate(
     releases: Sequence[SnapshotChecker] | None = None,
     tolerant: bool = False,
     scan_secrets: bool = True,
+    generated_at: dt.datetime | None = None,
 ) -> SiteBuild:
     """Every page; recipes whose flags have errors are left out and listed in `refused`.
 
@@ -235,7 +270,8 @@ def generate(
     release snapshots each recipe's drift row is checked against (all of them when not given).
     `tolerant` (live preview): a recipe that does not load gets a page showing its one-line error,
     and is listed in `refused`; otherwise its error stops the build. `scan_secrets=False`: the MkDocs build, whose
-    run files `catalogue validate` / `check-changes` scanned (`catalogue export` keeps the scan).
+    run files `catalogue validate` / `check-changes` scanned (`catalogue export` keeps the scan). `generated_at`: each
+    published recipe's API and sparkrun texts are made with its page, on both cores (`published_files` writes them).
     """
     checker = checker or upstream_checker()
     releases = release_checkers() if releases is None else releases
@@ -247,7 +283,10 @@ def generate(
         fresh = dict(
             zip(
                 stale,
-                split_map(lambda batch: prepare(batch, checker, checked_on, releases, tolerant, scan_secrets), stale),
+                split_map(
+                    lambda batch: prepare(batch, checker, checked_on, releases, tolerant, scan_secrets, generated_at),
+                    stale,
+                ),
             )
         )
         prepared = [kept.get(folder) or fresh[folder] for folder in folders]
@@ -268,14 +307,37 @@ def generate(
             {p.entry.id: p.validation for p in publishable},
             {p.entry.id: p.body for p in publishable if p.body is not None},
             rebuilds.rendered_pages(publishable) if rebuilds else None,
-            rebuilds.index_rows(publishable) if rebuilds else None,
+            rebuilds.index_rows(publishable) if rebuilds else {p.entry.id: p.row for p in publishable if p.row},
+            rebuilds.shared if rebuilds else None,
         )
         pages = split_map(lambda batch: [job() for job in batch], jobs) + [b.page() for b in broken]
         by_path = {page.path: page for page in pages}
         if rebuilds:
             compared = compared_ids(comparison_groups([p.entry for p in publishable]))
             rebuilds.remember_pages(publishable, by_path, compared)
-    return SiteBuild(by_path, checker.source, refused, [(p.entry, p.validation) for p in publishable])
+            rebuilds.shared.remember(by_path)
+    texts = {p.entry.id: p.published for p in publishable if p.published is not None}
+    return SiteBuild(by_path, checker.source, refused, [(p.entry, p.validation) for p in publishable], texts)
+
+
+def published_files(
+    build: SiteBuild,
+    generated_at: dt.datetime,
+    api_kept: api.KeptDocuments | None = None,
+    sparkrun_kept: dict[str, tuple[Entry, str]] | None = None,
+) -> dict[str, str]:
+    """Path -> text of the JSON API (catalogue.site.api) and the sparkrun files (catalogue.publish.sparkrun_export)
+    of the build's recipes: the texts `generate` made with the pages are handed to both as already written for
+    the same entry and check, so only the index is made here. `api_kept`, `sparkrun_kept`: a serve process's."""
+    api_kept = api_kept if api_kept is not None else api.KeptDocuments()
+    sparkrun_kept = sparkrun_kept if sparkrun_kept is not None else {}
+    for entry, validation in build.recipes:
+        texts = build.published.get(entry.id)
+        if texts is not None:
+            api_kept.recipes[entry.id] = (entry, validation, texts.index, texts.document)
+            sparkrun_kept[entry.id] = (entry, texts.sparkrun)
+    documents = api.api_documents(build.recipes, generated_at, kept=api_kept)
+    return documents | sparkrun_files([entry for entry, _ in build.recipes], sparkrun_kept)
 
 
 SERVE_REBUILDS = Rebuilds()

@@ -99,7 +99,7 @@ def staleness(entry: Entry, validation: view.Validation | None) -> str | None:
 
 
 def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
-    """The recipe page's body: every section under the title, as HTML."""
+    """The recipe page's body: every section under the title, as HTML (the answer box is the page's head)."""
     recipe, path = entry.recipe, recipe_path(entry)
     first_level = entry.latest.levels[0].concurrency if entry.latest else recipe.sweep.concurrency[0]
     return render(
@@ -187,12 +187,14 @@ def page_jobs(
     bodies: dict[str, str] | None = None,
     rendered: dict[str, tuple[bool, Page]] | None = None,
     index_known: dict[str, IndexRow] | None = None,
+    shared: SharedPages | None = None,
 ) -> list[Callable[[], Page]]:
     """One call per generated page, each independent of the others (so they can run in any process).
 
     `bodies` are recipe bodies already rendered, by id; `rendered`, whole recipe pages already rendered
     from the same entry and validation, by id, with whether they link a comparison page (`compared_ids`);
-    `index_known`, index rows already made from the same entry and validation, by id.
+    `index_known`, index rows already made from the same entry and validation, by id. `shared`: the model and
+    comparison pages of the last build (a serve process's), kept where made from the very same entries.
     """
     validations, bodies, rendered = validations or {}, bodies or {}, rendered or {}
     published = [e for e in entries if e.recipe.publish]
@@ -208,11 +210,42 @@ def page_jobs(
         body = bodies.get(e.id) or recipe_body(e, validation)
         jobs.append(partial(recipe_page, e, validation, body, e.id in compared))
     jobs.append(partial(render_compare_index, groups))  # the nav links to it, so it exists even when empty
-    jobs += [partial(render_compare, model, platform, members) for (model, platform), members in groups.items()]
+    shared = shared or SharedPages()
+    shared.inputs = {}
+    for (model, platform), members in groups.items():
+        jobs.append(
+            shared.job(compare_path(model, platform), members, (), partial(render_compare, model, platform, members))
+        )
     for model, members in model_groups(published).items():
         compares = [(platform, compare_path(model, platform)) for m, platform in groups if m == model]
-        jobs.append(partial(render_model, model, members, compares))
+        jobs.append(shared.job(model_path(model), members, compares, partial(render_model, model, members, compares)))
     return jobs
+
+
+@dataclass
+class SharedPages:
+    """Model and comparison pages as a serve process last made them, each with what it was made from: its member
+    entries (the very objects: catalogue.site.build.Rebuilds keeps an entry while its files are unchanged) and the
+    other arguments. A page whose inputs are the same is not rendered again."""
+
+    pages: dict[str, tuple[list[Entry], object, Page]] = field(default_factory=dict)
+    inputs: dict[str, tuple[list[Entry], object]] = field(default_factory=dict)
+    """This build's inputs by page path (`remember` keeps them with the pages made)."""
+
+    def job(self, path: str, members: list[Entry], other: object, make: Callable[[], Page]) -> Callable[[], Page]:
+        self.inputs[path] = (members, other)
+        known = self.pages.get(path)
+        if known is not None and _same_entries(known[0], members) and known[1] == other:
+            return partial(_same, known[2])
+        return make
+
+    def remember(self, pages: dict[str, Page]) -> None:
+        self.pages = {path: (*made, pages[path]) for path, made in self.inputs.items() if path in pages}
+        self.inputs = {}
+
+
+def _same_entries(old: list[Entry], new: list[Entry]) -> bool:
+    return len(old) == len(new) and all(a is b for a, b in zip(old, new))
 
 
 def comparison_groups(entries: list[Entry]) -> dict[tuple[str, str], list[Entry]]:

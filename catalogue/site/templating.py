@@ -65,6 +65,7 @@ def environment() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # no stat per template per page: `mkdocs serve` makes a new environment when code changes
     )
     env.filters.update(num=fmt_num, rps=fmt_rate, code=code, codeblock=code_block, inline=inline, prose=paragraphs)
     env.filters.update(timings=lambda notes: timing_notes(notes, True), facts=lambda notes: timing_notes(notes, False))
