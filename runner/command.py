@@ -86,6 +86,14 @@ def add_run_arguments(ref: argparse.ArgumentParser) -> None:
         "generator that shares the server's core takes CPU time from it that grows with the rate (the run notes it)",
     )
     ref.add_argument(
+        "--seed-base",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add N to every benchmark-client seed of this refresh (levels and probes): a bench that repeats refreshes "
+        "as independent trials gives each its own arrivals and prompts (the run's commands record the seeds)",
+    )
+    ref.add_argument(
         "--allow-shared-host",
         action="store_true",
         help="let two servers of a GPU recipe (cluster ranks, replicas) share one host on purpose",
@@ -116,6 +124,7 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         "allow_state": args.allow_state,
         "cpus": args.cpus,
         "client_cpus": args.client_cpus,
+        "seed_base": args.seed_base,
     }
 
 

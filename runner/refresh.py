@@ -39,7 +39,7 @@ from runner.planning.estimate import estimate
 from runner.planning.estimate import lines as estimate_lines
 from runner.planning.helper_containers import finish_snapshot
 from runner.planning.inspect_gate import Refused, Verdicts
-from runner.planning.jobs import Job
+from runner.planning.jobs import Job, shift_seeds
 from runner.planning.plan import Plan, make_plan
 from runner.recording.rerun import finished_jobs, finished_rates, refuse_different, reproducing, resumable, same_setup
 from runner.save_runs import save
@@ -138,7 +138,7 @@ def step_sample(r: Refresh) -> None:
 
 def step_sweep(r: Refresh) -> None:
     slo = r.entry.recipe.sweep.slo
-    r.sweep = Sweep(r.plan, r.running, r.progress, r.bar, slo.limits if slo else {})
+    r.sweep = Sweep(r.plan, r.running, r.progress, r.bar, slo)
     r.sweep.run(r.todo)
 
 
@@ -252,6 +252,7 @@ def run_refresh(
     allow_state: list[str] | None = None,
     cpus: frozenset[int] | None = None,
     client_cpus: frozenset[int] | None = None,
+    seed_base: int = 0,
 ) -> int:
     """The `refresh` command; with `reproduce`, the run's own set-up again (`catalogue reproduce --refresh`)."""
     entry = load_catalogue(roots, [recipe_id])[0]
@@ -271,7 +272,8 @@ def run_refresh(
             allow_shared_host=allow_shared_host,
             capacity=capacity,
         )
-        return replace(planned, client_cpus=client_cpus)
+        jobs = shift_seeds(planned.jobs, seed_base)
+        return replace(planned, client_cpus=client_cpus, seed_base=seed_base, jobs=jobs)
 
     plan = plan_for()
     if client_cpus and plan.client == "image":

@@ -15,6 +15,10 @@ The model (the numbers are a profile's, simulator/profiles/<name>.yaml):
   noise factor exp(σz − σ²/2), z drawn per step from a generator seeded by `--seed`.
 - When a step ends, every decoding sequence gets one token and every prompt that completed gets its first token.
   A request ends after exactly `max_tokens` tokens (no end-of-sequence: the runner sends `--ignore-eos`).
+- With `--speculative-config` (its num_speculative_tokens k), each decoding sequence drafts k tokens a step; each is
+  accepted with the profile's `spec_acceptance` while the ones before it were, so a step gives it 1 + accepted
+  tokens at once (at most what it still owes), and costs spec_ms_per_token × k more per sequence. vLLM's
+  speculative-decoding counters (drafts, draft tokens, accepted tokens, accepted by position) count them.
 - A share `fail_share` of requests (seeded too) is answered HTTP 500 on arrival.
 
 The server (simulator/server.py) steps this engine in real time and streams each token as its own SSE event, as

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from catalogue.models.errors import CatalogueError
-from simulator.engine import Engine
+from simulator.engine import Engine, draft_length
 from simulator.profile import load_profile
 from simulator.server import Settings, Simulated, make_app
 
@@ -33,6 +33,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-enable-prefix-caching", "--disable-prefix-caching", dest="prefix_caching", action="store_false"
     )
+    p.add_argument("--speculative-config", help="JSON; its num_speculative_tokens drafts each step")
     p.add_argument("--profile", required=True, help="simulator/profiles/<NAME>.yaml")
     p.add_argument("--seed", type=int, help="noise and failure seed (default: drawn at start and logged)")
     p.add_argument("--slowdown", type=float, help="factor on the decode steps (overrides the profile)")
@@ -59,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         profile = load_profile(
             args.profile, slowdown=args.slowdown, slowdown_above=args.slowdown_above, fail_share=args.fail_share
         )
-    except CatalogueError as exc:
+        spec_tokens = draft_length(args.speculative_config)
+    except (CatalogueError, ValueError) as exc:  # a JSON error is a ValueError
         print(f"error: {exc}", file=sys.stderr)
         return 2
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
@@ -69,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         max_num_batched_tokens=args.max_num_batched_tokens or profile.max_num_batched_tokens,
         seed=seed,
         prefix_caching=args.prefix_caching,
+        spec_tokens=spec_tokens,
     )
     names = args.served_model_name or [args.model or args.profile]
     state = Simulated(
@@ -78,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         f"simulator: profile {args.profile}, seed {seed}, max-num-seqs {engine.max_num_seqs}, "
         f"max-num-batched-tokens {engine.max_num_batched_tokens}, "
         f"prefix caching {'on' if args.prefix_caching else 'off'}, "
+        f"speculative tokens {spec_tokens} (acceptance {profile.spec_acceptance:g}), "
         f"slowdown {profile.slowdown:g} above {profile.slowdown_above} sequences, fail share {profile.fail_share:g}; "
         f"ignored: {' '.join(ignored) or 'nothing'}",
         flush=True,

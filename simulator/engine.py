@@ -1,11 +1,13 @@
 """The simulated engine: vLLM-style continuous batching as plain state, with no clock of its own.
 
 `Engine.plan()` forms the next step from the running and waiting requests and returns its duration; `Engine.finish()`
-applies it (one token to each decoding sequence, a first token to each prompt that completed). The server drives it in
-real time, simulator/truth.py in virtual time: the same scheduler, two clocks."""
+applies it (one token to each decoding sequence, plus its accepted draft tokens with speculative decoding, a first
+token to each prompt that completed). The server drives it in real time, simulator/truth.py in virtual time: the
+same scheduler, two clocks."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
@@ -32,6 +34,8 @@ class Request:
     first_token: float | None = None
     last_token: float | None = None
     token_times: list[float] = field(default_factory=list)
+    new_tokens: int = 0
+    """Tokens the last step gave it (more than one when speculative decoding accepted drafts)."""
 
     @property
     def decoding(self) -> bool:
@@ -95,15 +99,47 @@ class Step:
     seqs: int
 
 
+def draft_length(config: object) -> int:
+    """Draft tokens a step from `--speculative-config` (JSON text, or the mapping a recipe holds): its
+    `num_speculative_tokens`; 0 without one. The method is not modelled: the profile's acceptance stands for it."""
+    if config is None:
+        return 0
+    data = json.loads(config) if isinstance(config, str) else config
+    value = data.get("num_speculative_tokens") if isinstance(data, dict) else None
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 64:
+        raise ValueError("--speculative-config needs num_speculative_tokens, a whole number from 1 to 64")
+    return value
+
+
+@dataclass
+class SpecCounters:
+    """vLLM's speculative-decoding counters: drafts (one per decoding sequence a step), draft tokens, accepted
+    tokens, and accepted tokens by position in the draft."""
+
+    drafts: int = 0
+    draft_tokens: int = 0
+    accepted: int = 0
+    per_position: list[int] = field(default_factory=list)
+
+
 class Engine:
     """The scheduler's state: waiting (FIFO) and running requests, the prefix cache, the noise source."""
 
     def __init__(
-        self, profile: Profile, *, max_num_seqs: int, max_num_batched_tokens: int, seed: int, prefix_caching: bool
+        self,
+        profile: Profile,
+        *,
+        max_num_seqs: int,
+        max_num_batched_tokens: int,
+        seed: int,
+        prefix_caching: bool,
+        spec_tokens: int = 0,
     ) -> None:
         self.profile = profile
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
+        self.spec_tokens = spec_tokens
+        self.spec = SpecCounters(per_position=[0] * spec_tokens)
         self.rng = random.Random(seed)
         self.cache = PrefixCache(profile.cache_blocks, profile.block_size) if prefix_caching else None
         self.waiting: deque[Request] = deque()
@@ -148,24 +184,38 @@ class Engine:
             budget -= chunk
             self.running.append(request)
         context = sum(r.prompt + r.generated for r in decode)
-        cost = self.profile.step_cost_ms(sum(prefill.values()), len(decode), context)
+        cost = self.profile.step_cost_ms(sum(prefill.values()), len(decode), context, self.spec_tokens * len(decode))
         return Step(cost * self.profile.noise(self.rng.gauss(0, 1)) / 1000, prefill, decode, len(decode))
 
+    def accepted(self) -> int:
+        """One draft of `spec_tokens`, counted: how many of its tokens were accepted (each with the profile's chance,
+        in order, until the first rejection)."""
+        taken = 0
+        while taken < self.spec_tokens and self.rng.random() < self.profile.spec_acceptance:
+            self.spec.per_position[taken] += 1
+            taken += 1
+        self.spec.drafts += 1
+        self.spec.draft_tokens += self.spec_tokens
+        self.spec.accepted += taken
+        return taken
+
     def finish(self, step: Step, now: float) -> list[Request]:
-        """Apply `step` ended at `now`: tokens out, finished requests leave. Returns the requests that got a token."""
+        """Apply `step` ended at `now`: tokens out (a decoding sequence's one plus its accepted drafts), finished
+        requests leave. Returns the requests that got a token."""
         out = []
         decoded = {request.rid for request in step.decode}
         for request in self.running:
-            got = request.rid in decoded
+            got = 1 + self.accepted() if request.rid in decoded and self.spec_tokens else int(request.rid in decoded)
             if request.rid in step.prefill:
                 request.done_prompt += step.prefill[request.rid]
                 if request.decoding:
-                    got = True
+                    got = 1
                     if self.cache is not None:
                         self.cache.insert(request)
             if got:
-                request.generated += 1
-                request.token_times.append(now)
+                request.new_tokens = min(got, request.max_tokens - request.generated)
+                request.generated += request.new_tokens
+                request.token_times += [now] * request.new_tokens
                 if request.first_token is None:
                     request.first_token = now
                 request.last_token = now

@@ -1,9 +1,12 @@
-"""The simulator's /metrics page: the names and histogram buckets vLLM 0.32 exports (vllm/v1/metrics/loggers.py)."""
+"""The simulator's /metrics page: the names and histogram buckets vLLM 0.32 exports (vllm/v1/metrics/loggers.py), and
+its speculative-decoding counters (vllm/v1/spec_decode/metrics.py) when drafting."""
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+
+from simulator.engine import SpecCounters
 
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
                 40.0, 80.0, 160.0, 640.0, 2560.0)  # fmt: skip
@@ -59,8 +62,10 @@ class Metrics:
     success: int = 0
     failed: int = 0
 
-    def page(self, model: str, *, running: int, waiting: int, queries: int, hits: int) -> str:
-        """The /metrics text."""
+    def page(
+        self, model: str, *, running: int, waiting: int, queries: int, hits: int, spec: SpecCounters | None = None
+    ) -> str:
+        """The /metrics text; with `spec`, vLLM's speculative-decoding counters (it exports them only when drafting)."""
         labels = f'engine="0",model_name="{model}"'
         counters = {
             "vllm:prefix_cache_queries": queries,
@@ -74,8 +79,16 @@ class Metrics:
             "# TYPE vllm:num_requests_waiting gauge",
             f"vllm:num_requests_waiting{{{labels}}} {waiting}",
         ]
+        if spec is not None:
+            counters["vllm:spec_decode_num_drafts"] = spec.drafts
+            counters["vllm:spec_decode_num_draft_tokens"] = spec.draft_tokens
+            counters["vllm:spec_decode_num_accepted_tokens"] = spec.accepted
         for name, value in counters.items():
             lines += [f"# TYPE {name} counter", f"{name}_total{{{labels}}} {value}"]
+        if spec is not None:
+            name = "vllm:spec_decode_num_accepted_tokens_per_pos"
+            lines.append(f"# TYPE {name} counter")
+            lines += [f'{name}_total{{{labels},position="{i}"}} {n}' for i, n in enumerate(spec.per_position)]
         lines += [
             "# TYPE vllm:request_success counter",
             f'vllm:request_success_total{{{labels},finished_reason="length"}} {self.success}',

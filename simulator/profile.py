@@ -46,6 +46,16 @@ class Profile(Strict):
         0, ge=0, description="Apply `slowdown` only to steps decoding more than this many sequences (0: all)."
     )
     fail_share: float = Field(0, ge=0, lt=1, description="Share of requests answered with HTTP 500 on arrival.")
+    spec_acceptance: float = Field(
+        0.6,
+        ge=0,
+        le=1,
+        description="With `--speculative-config`: the chance each draft token is accepted when the ones before it "
+        "were (the first rejection ends the draft).",
+    )
+    spec_ms_per_token: NonNegativeFloat = Field(
+        0, description="With `--speculative-config`: cost of verifying each draft token in a step, ms."
+    )
 
     def decode_curve_ms(self, seqs: int) -> float:
         """The `decode_ms` curve at `seqs` sequences (0 without points or sequences)."""
@@ -59,12 +69,13 @@ class Profile(Strict):
                 return max(0.0, ms0 + (ms1 - ms0) * (seqs - n0) / (n1 - n0))
         return points[-1][1]
 
-    def step_cost_ms(self, prefill_tokens: int, seqs: int, context: int) -> float:
-        """The noise-free duration of one step, ms: fixed + prefill + decode (per sequence, per context, the curve),
-        times the slowdown when the step decodes more than `slowdown_above` sequences."""
+    def step_cost_ms(self, prefill_tokens: int, seqs: int, context: int, drafts: int = 0) -> float:
+        """The noise-free duration of one step, ms: fixed + prefill + decode (per sequence, per context, the curve)
+        + the draft tokens verified, times the slowdown when the step decodes more than `slowdown_above` sequences."""
         cost = (
             self.step_ms
             + self.prefill_ms_per_token * prefill_tokens
+            + self.spec_ms_per_token * drafts
             + self.decode_ms_per_seq * seqs
             + self.decode_ms_per_kctx * context / 1000
             + self.decode_curve_ms(seqs)

@@ -29,6 +29,32 @@ class Settings:
     seed: int
 
 
+LATE_S = 0.001
+"""A step that ended more than this after its planned end ran late: the host, not the model, set its length."""
+
+
+@dataclass
+class Lateness:
+    """How well the server kept its model's schedule: each step's end against its planned end (the previous step's
+    end plus its duration). A starved event loop (other work on the CPUs) shows here, not in the model."""
+
+    steps: int = 0
+    late: int = 0
+    worst_s: float = 0.0
+
+    def record(self, late_s: float) -> None:
+        self.steps += 1
+        self.late += late_s > LATE_S
+        self.worst_s = max(self.worst_s, late_s)
+
+    def text(self) -> str:
+        share = self.late / self.steps if self.steps else 0.0
+        return (
+            f"simulator: lateness: {self.steps} steps, {self.late} ({share:.1%}) ended more than "
+            f"{LATE_S * 1000:g} ms after their planned end, the latest by {self.worst_s * 1000:.1f} ms"
+        )
+
+
 class Simulated:
     """The server's state: the engine, each request's token queue, the counters."""
 
@@ -42,6 +68,7 @@ class Simulated:
         self.wake = asyncio.Event()
         self.ids = count()
         self.failures = random.Random(settings.seed + 1)
+        self.lateness = Lateness()
 
     async def run_engine(self) -> None:
         """Step the engine for ever: each step ends `duration` after the previous one ended (or after now, when the
@@ -54,12 +81,15 @@ class Simulated:
                 await self.wake.wait()
                 end = loop.time()
             step = self.engine.plan()
+            planned = end + step.duration_s
             end = max(end, loop.time() - step.duration_s) + step.duration_s
             await asyncio.sleep(max(0.0, end - loop.time()))
+            self.lateness.record(loop.time() - planned)
             now = time.monotonic()
             for request in self.engine.finish(step, now):
                 if (queue := self.queues.get(request.rid)) is not None:
-                    queue.put_nowait(now)
+                    for _ in range(request.new_tokens):
+                        queue.put_nowait(now)
 
     def tokens(self, text: str) -> list[int]:
         return list(self.encode(text))
@@ -103,12 +133,13 @@ class Simulated:
         await response.prepare(http)
         head = _head(self, request, chat)
         text = json.dumps(self.profile.token_text)
-        while not request.finished:
+        sent = 0
+        while sent < request.max_tokens:  # one event a token, several a step when drafts were accepted
             await queue.get()
-            last = request.finished
-            reason = '"length"' if last else "null"
+            sent += 1
+            reason = '"length"' if sent == request.max_tokens else "null"
             if chat:
-                role = '"role":"assistant",' if request.generated == 1 else ""
+                role = '"role":"assistant",' if sent == 1 else ""
                 choice = f'{{"index":0,"delta":{{{role}"content":{text}}},"logprobs":null,"finish_reason":{reason}}}'
             else:
                 choice = f'{{"index":0,"text":{text},"logprobs":null,"finish_reason":{reason},"stop_reason":null}}'
@@ -234,11 +265,15 @@ def make_app(state: Simulated) -> web.Application:
             waiting=len(state.engine.waiting),
             queries=cache.queries if cache else 0,
             hits=cache.hits if cache else 0,
+            spec=state.engine.spec if state.engine.spec_tokens else None,
         )
         return web.Response(text=text, content_type="text/plain")
 
     async def start_engine(app: web.Application) -> None:
         app["engine"] = asyncio.create_task(state.run_engine())
+
+    async def report(_: web.Application) -> None:
+        print(state.lateness.text(), flush=True)
 
     app = web.Application(client_max_size=64 * 1024**2)
     app.router.add_post("/v1/completions", completions)
@@ -248,4 +283,5 @@ def make_app(state: Simulated) -> web.Application:
     app.router.add_get("/version", version)
     app.router.add_get("/metrics", metrics)
     app.on_startup.append(start_engine)
+    app.on_cleanup.append(report)
     return app

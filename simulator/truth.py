@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from itertools import count
 
-from simulator.engine import Engine, Request
+from simulator.engine import Engine, Request, draft_length
 from simulator.profile import Profile
 
 
@@ -24,6 +24,8 @@ class Scheduler:
 
     max_num_seqs: int
     max_num_batched_tokens: int
+    spec_tokens: int = 0
+    """Draft tokens a step (`--speculative-config`'s num_speculative_tokens); 0: no speculative decoding."""
 
     @classmethod
     def of(cls, profile: Profile, flags: dict | None = None) -> Scheduler:
@@ -31,6 +33,7 @@ class Scheduler:
         return cls(
             int(flags.get("max-num-seqs", profile.max_num_seqs)),
             int(flags.get("max-num-batched-tokens", profile.max_num_batched_tokens)),
+            draft_length(flags.get("speculative-config")),
         )
 
 
@@ -81,6 +84,7 @@ def simulate(
         max_num_batched_tokens=scheduler.max_num_batched_tokens,
         seed=seed,
         prefix_caching=False,
+        spec_tokens=scheduler.spec_tokens,
     )
     arrivals = random.Random(seed + 7)
     ids = count()

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from catalogue.models.benchmark import LevelResult, RateLevel, Stats
 from catalogue.models.loading import load_entry
 from runner.measuring.capacity_search import by_rate, search
-from runner.planning.jobs import Job, rate_job
+from runner.planning.jobs import Job, rate_job, shift_seeds
 from runner.planning.plan import make_plan
 from runner.state import Progress
 from tests.test_capacity import queue_model
@@ -207,3 +207,18 @@ def test_a_probe_is_sent_at_its_exact_rate_so_it_pools_with_the_rate_it_measures
         assert list(by_rate([earlier, again]).values()) == [[earlier, again]], sent
     whole = rate_job(plan.probe_template, "p", 4.0, 10).argv
     assert whole[whole.index("--request-rate") + 1] == "4"  # a whole rate reads as before
+
+
+def test_a_seed_base_moves_every_client_seed_of_the_refresh(tmp_path):
+    """`refresh --seed-base N`: the levels' seeds (1, 2, ... in plan order) and each probe's (10,000 + its number)
+    move by N, so repeated refreshes can send their own arrivals; 0 leaves them as every refresh sends them."""
+    _, plan, _ = setup(tmp_path)
+    seeds = [job.argv[job.argv.index("--seed") + 1] for job in plan.jobs]
+    moved = [job.argv[job.argv.index("--seed") + 1] for job in shift_seeds(plan.jobs, 500)]
+    assert [int(m) - int(s) for s, m in zip(seeds, moved, strict=True)] == [500] * len(seeds)
+    assert shift_seeds(plan.jobs, 0) == plan.jobs
+    template = plan.probe_template
+    assert template is not None
+    probe = rate_job(template, "probe3", 2.5, 40, probe=3, seed_base=500)
+    assert probe.argv[probe.argv.index("--seed") + 1] == "10503"
+    assert rate_job(template, "probe3", 2.5, 40, probe=3).argv[probe.argv.index("--seed") + 1] == "10003"

@@ -287,3 +287,27 @@ def test_a_faked_calibration_excuses_at_most_what_a_machine_state_can(tmp_path, 
     half = calibrated(series(tmp_path / "half", repo, [0.5])[0], 100.0, 100.0)
     half = half.model_copy(update={"recorded_at": faked.recorded_at})
     assert report([*honest, half], half, RegressionBand()).regressions == []
+
+
+def simulated(run):
+    """The run as if the simulator had answered it (its workload names a profile)."""
+    assert run.workload is not None
+    return run.model_copy(update={"workload": run.workload.model_copy(update={"simulator": "ci"})})
+
+
+def test_a_simulated_run_is_judged_whatever_the_machine_state(tmp_path, repo):
+    """The measured case above, from a simulator: c1's 16 ms before it against 9.8 no longer withholds its 0.6x
+    generation, and an earlier run 1.5x apart by its passport stays in the window (a simulated step is a sleep of
+    the model's length, not CPU work). The same runs measured keep the gate."""
+    runs = series(tmp_path, repo, [1.0, 1.0, 1.0, 0.6])
+    idle = {1: (9.8, 9.9), 2: (9.7, 10.0), 4: (9.8, 9.8)}
+    earlier = [calibrated(levels_calibrated(run, idle), 9.6) for run in runs[:3]]
+    earlier[0] = calibrated(earlier[0], 14.4)
+    new = calibrated(levels_calibrated(runs[3], {1: (16.0, 16.4), 2: (9.9, 10.1), 4: (10.0, 15.0)}), 9.6)
+    measured = report([*earlier, new], new, RegressionBand())
+    assert {c.level for c in measured.regressions} == {"c2", "c4"} and len(measured.window) == 2
+    sim = [simulated(run) for run in [*earlier, new]]
+    found = report(sim, sim[-1], RegressionBand())
+    assert {c.level for c in found.regressions} == {"c1", "c2", "c4"}
+    assert found.left_out == [] and len(found.window) == 3
+    assert not [why for why in found.unjudged if "machine" in why]  # only p99s of too few requests stay unjudged

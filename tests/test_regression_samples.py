@@ -76,3 +76,36 @@ def test_an_earlier_run_four_times_wider_than_the_median_is_still_read_but_not_m
     new_p99 = with_p99(80.0, 75.0, 85.0)
     assert within_sampling_noise(P99, new_p99, [*olds, with_p99(60.0, 40.0, 80.0)]) is not None
     assert within_sampling_noise(P99, new_p99, [*olds, with_p99(60.0, 40.0, 80.1)]) is None
+
+
+def test_a_mean_counts_only_its_independent_samples():
+    """The closed loop at c = 64: 256 TTFTs in four rounds of 64 alike are worth 4 samples, not 256. std 40 on both
+    sides: counted as 256 each the difference's standard error is 3.54 ms and 100 against 115 is a change; counted
+    at a share of 1/64 (4 each) it is 28.28 ms, and 115 is within 3 of them (84.85 ms). A share of 0 is read as not
+    measured."""
+    old = LevelResult(concurrency=64, ttft_ms=Stats(mean=100.0, std=40.0, n=256))
+    new = LevelResult(concurrency=64, ttft_ms=Stats(mean=115.0, std=40.0, n=256))
+    assert within_sampling_noise(MEAN, new, [old]) is None
+    alike = {"independent": 1 / 64}
+    old, new = (lv.model_copy(update={"ttft_ms": lv.ttft_ms.model_copy(update=alike)}) for lv in (old, new))
+    why = within_sampling_noise(MEAN, new, [old])
+    assert why == "115.00 ms (n 4) lies within 3 standard errors (84.85 ms) of an earlier run's 100.00 ms (n 4)"
+    zero = new.model_copy(update={"ttft_ms": new.ttft_ms.model_copy(update={"independent": 0.0})})
+    assert "(n 256)" in (within_sampling_noise(MEAN, zero, [zero]) or "")
+
+
+def test_a_p99_is_judged_only_from_enough_independent_requests():
+    """368 samples bound a p99 at 95 %: 1,024 requests alike in rounds of 64 (share 1/22) are worth 47 and veto its
+    change; the same requests counted independent leave it to the intervals."""
+
+    def level(p99: float, lo: float, hi: float, independent: float | None) -> LevelResult:
+        stats = Stats(p99=p99, ci={"p99": (lo, hi)}, n=1024, independent=independent)
+        return LevelResult(concurrency=64, ttft_ms=stats)
+
+    old, new = level(40.0, 38.0, 42.0, 1 / 22), level(60.0, 55.0, 65.0, 1 / 22)
+    assert (
+        within_sampling_noise(P99, new, [old])
+        == "a p99 of 1024 requests worth 47 independent is not bounded (368+ needed)"
+    )
+    assert within_sampling_noise(P99, level(60.0, 55.0, 65.0, 1.0), [old]) is None
+    assert within_sampling_noise(P99, level(60.0, 55.0, 65.0, None), [old]) is None

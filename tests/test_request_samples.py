@@ -180,8 +180,10 @@ def test_request_latencies_in_send_order_with_tpot_as_vllm_defines_it():
 
 def test_independent_share_and_inter_token_latencies_by_hand():
     """A series of four low then four high latencies: τ = 1 + 2 (0.625 + 0.25 − 0.125) = 2.5 (lags 1..3 of 8), so
-    each request carries 0.4 of an independent sample where some but not all exceed the limit; 1 where none or all
-    do. The window stops the sum once the lag reaches window × τ: at window 0.5, after lag 2 (τ = 2.75)."""
+    each request carries 0.4 of an independent sample where some but not all exceed the limit. Where none does, the
+    runs of the requests above the SLO's percentile count (requests that wait alike are no more independent for
+    staying under the limit): at the median, the same four low then four high. The window stops the sum once the
+    lag reaches window × τ: at window 0.5, after lag 2 (τ = 2.75)."""
     series = [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
     assert autocorrelation_time(series) == pytest.approx(2.5)
     assert autocorrelation_time(series, window=0.5) == pytest.approx(2.75)
@@ -190,9 +192,13 @@ def test_independent_share_and_inter_token_latencies_by_hand():
     # 9 requests sent in order; the first (ceil(0.9) = 1) is the warm-up; the judged 8 are the series above (ms)
     e2e = [5.0, *(x + 1.0 for x in series)]  # seconds: 1 s then 2 s
     raw = level([float(i) for i in range(9)], e2e)
-    share = independent_share(raw, {"e2el": 1500.0, "ttft": 10_000.0})
-    assert share is not None and share["e2el"] == pytest.approx(1 / 2.5) and share["ttft"] == 1.0
-    assert independent_share({k: v for k, v in raw.items() if k != "start_times"}, {"e2el": 1.0}) is None
-    assert independent_share(raw, {}) is None
+    share = independent_share(raw, {"e2el": 1500.0, "ttft": 10_000.0}, 50)
+    # e2el: mixed at its limit, τ of the series; ttft: none over, τ of "above the median" (the same 0 0 0 0 1 1 1 1)
+    assert share is not None and share["e2el"] == pytest.approx(1 / 2.5) and share["ttft"] == pytest.approx(1 / 2.5)
+    spread = [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0]  # the high half alternates: no runs, one sample a request
+    raw = level([float(i) for i in range(9)], [5.0, *(x + 1.0 for x in spread)])
+    assert independent_share(raw, {"e2el": 60_000.0}, 50) == {"e2el": 1.0}
+    assert independent_share({k: v for k, v in raw.items() if k != "start_times"}, {"e2el": 1.0}, 95) is None
+    assert independent_share(raw, {}, 95) is None
     itls = {"itls": [[0.01, 0.02], "bad", [0.5]], "errors": ["", "", "boom"]}
     assert itls_ms(itls) == pytest.approx([10.0, 20.0]) and itls_ms({"errors": [""]}) is None

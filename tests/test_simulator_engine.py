@@ -10,7 +10,7 @@ import statistics
 import pytest
 
 from catalogue.models.errors import CatalogueError
-from simulator.engine import Engine, Request, block_hashes
+from simulator.engine import Engine, Request, block_hashes, draft_length
 from simulator.profile import Profile, load_profile
 from simulator.truth import Scheduler, capacity, simulate
 
@@ -154,3 +154,33 @@ def test_an_aborted_request_leaves_the_batch():
     e.finish(e.plan(), 0.01)
     e.abort(gone)
     assert e.plan().decode == [kept]
+
+
+def test_speculative_decoding_gives_the_accepted_drafts_and_counts_them_as_vllm_does():
+    """Every draft accepted (acceptance 1): 3 draft tokens a step give 4 tokens a step, so 9 tokens take the prefill's
+    first token then 4 + 4; each verified draft token costs its 0.5 ms. None accepted: one token a step, as without
+    drafting, with every draft counted."""
+    e = Engine(profile(spec_acceptance=1.0, spec_ms_per_token=0.5), max_num_seqs=8, max_num_batched_tokens=2048,
+               seed=1, prefix_caching=False, spec_tokens=3)  # fmt: skip
+    e.add(Request(0, 8, 9, 0.0))
+    given, durations = [], []
+    while e.busy:
+        step = e.plan()
+        durations.append(round(step.duration_s * 1000, 9))
+        given += [r.new_tokens for r in e.finish(step, 1.0)]
+    assert given == [1, 4, 4] and durations == [10.8, 12.5, 12.5]
+    assert (e.spec.drafts, e.spec.draft_tokens, e.spec.accepted, e.spec.per_position) == (2, 6, 6, [2, 2, 2])
+    e = Engine(profile(spec_acceptance=0.0), max_num_seqs=8, max_num_batched_tokens=2048, seed=1,
+               prefix_caching=False, spec_tokens=2)  # fmt: skip
+    e.add(Request(0, 8, 3, 0.0))
+    while e.busy:
+        e.finish(e.plan(), 1.0)
+    assert (e.spec.drafts, e.spec.draft_tokens, e.spec.accepted, e.spec.per_position) == (2, 4, 0, [0, 0])
+
+
+def test_the_draft_length_comes_from_the_speculative_config():
+    assert draft_length(None) == 0 and draft_length('{"method": "ngram", "num_speculative_tokens": 3}') == 3
+    assert Scheduler.of(profile(), {"speculative-config": {"num_speculative_tokens": 2}}).spec_tokens == 2
+    for bad in ('{"method": "ngram"}', '{"num_speculative_tokens": 0}', "[3]"):
+        with pytest.raises(ValueError, match="num_speculative_tokens"):
+            draft_length(bad)

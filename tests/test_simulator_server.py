@@ -16,6 +16,8 @@ import pytest
 
 from catalogue.stats.engine_timing import TPOT, TTFT, parse_sums
 from catalogue.stats.prometheus import samples
+from catalogue.stats.spec_decode import Counters, parse_counters
+from simulator.server import Lateness
 from tests.site_support import REPO
 
 MODEL = REPO / "examples" / "tiny-cpu" / "model"
@@ -138,3 +140,46 @@ def test_failure_injection_and_a_bad_profile():
         [sys.executable, "-m", "simulator", "--profile", "nope"], cwd=REPO, capture_output=True, text=True
     )
     assert done.returncode == 2 and "no simulator profile 'nope'" in done.stderr
+
+
+def test_the_log_says_how_late_its_steps_ran():
+    """The server times each step's end against its plan and says so when it stops (SIGTERM, as the runner stops
+    it): a request of 16 tokens takes 16 steps at least; the counts by hand from three steps."""
+    process, url = _start("--profile", "ci", "--seed", "2")
+    try:
+        urllib.request.urlopen(_post(url, "/v1/completions", {"prompt": [1, 2, 3], "max_tokens": 16}), timeout=30)
+    finally:
+        process.terminate()
+        out, _ = process.communicate(timeout=10)
+    line = next(line for line in out.splitlines() if line.startswith("simulator: lateness: "))
+    assert int(line.split()[2]) >= 16 and "ended more than 1 ms after their planned end" in line
+    lateness = Lateness()
+    for late in (0.0002, 0.004, -0.0001):
+        lateness.record(late)
+    assert lateness.text() == (
+        "simulator: lateness: 3 steps, 1 (33.3%) ended more than 1 ms after their planned end, the latest by 4.0 ms"
+    )
+
+
+def test_speculative_decoding_streams_every_token_and_exports_vllms_counters():
+    """With `--speculative-config` a step gives several tokens: each is still its own event, the last one ends the
+    stream, and /metrics carries the counters the runner reads (catalogue.stats.spec_decode), which vLLM exports only
+    when drafting. Ten requests of 32 tokens at the ci profile's acceptance 0.6 with 3 drafts: a mean accepted
+    length of 1 + 0.6 + 0.36 + 0.216 = 2.18 tokens a step, so the acceptance rate lands near 0.39."""
+    process, url = _start("--profile", "ci", "--seed", "5", "--speculative-config", '{"num_speculative_tokens": 3}')
+    try:
+        with urllib.request.urlopen(f"{url}/metrics", timeout=5) as r:
+            assert parse_counters(r.read().decode()) == Counters(0, 0, 0, {0: 0, 1: 0, 2: 0})
+        for _ in range(10):
+            body = {"prompt": [7, 8, 9], "max_tokens": 32, "stream": True}
+            chunks = [json.loads(data) for _, data in _events(url, "/v1/completions", body)[:-1]]
+            assert len(chunks) == 32 and [c["choices"][0]["finish_reason"] for c in chunks][-2:] == [None, "length"]
+        with urllib.request.urlopen(f"{url}/metrics", timeout=5) as r:
+            found = parse_counters(r.read().decode())
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert found is not None and found.draft_tokens == 3 * found.drafts
+    assert sum(found.per_position.values()) == found.accepted
+    assert 0.25 <= found.accepted / found.draft_tokens <= 0.55 and 100 <= found.drafts <= 200
+    assert parse_counters("vllm:num_requests_running 0\n") is None  # the plain server exports none

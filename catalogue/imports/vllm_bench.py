@@ -14,6 +14,7 @@ from catalogue.imports.source import ImportedLevels, is_number, read_json, requi
 from catalogue.models.benchmark import LevelResult, RateLevel, Stats
 from catalogue.models.errors import CatalogueError
 from catalogue.stats.request_samples import (
+    autocorrelation_time,
     exceedances,
     independent_share,
     intervals,
@@ -65,9 +66,12 @@ def _stats(raw: dict[str, Any], name: str, requests: dict[str, list[float]] | No
     present = {k: float(v) for k, v in values.items() if v is not None}
     if not present:
         return None
-    samples = itls_ms(raw) if name == "itl" else (requests or {}).get(name)
+    if name == "itl":  # tens of thousands of gaps: no autocorrelation read (regression_samples says so)
+        samples = itls_ms(raw)
+        return Stats(**present, n=len(samples), ci=intervals(samples)) if samples else Stats(**present)
+    samples = (requests or {}).get(name)
     if samples:
-        return Stats(**present, n=len(samples), ci=intervals(samples))
+        return Stats(**present, n=len(samples), ci=intervals(samples), independent=1 / autocorrelation_time(samples))
     return Stats(**present)
 
 
@@ -112,7 +116,11 @@ def offered_rate(raw: dict[str, Any]) -> float | None:
 
 
 def rate_level_from_raw(
-    raw: dict[str, Any], raw_name: str, probe: int | None = None, limits: dict[str, float] | None = None
+    raw: dict[str, Any],
+    raw_name: str,
+    probe: int | None = None,
+    limits: dict[str, float] | None = None,
+    percentile: float = 95,
 ) -> RateLevel:
     """One open-loop level (`--request-rate`, `--burstiness`, `--goodput`) from one raw result JSON: offered and
     achieved rate, vLLM's goodput, and attainment = goodput ÷ request throughput (counts over the same window);
@@ -134,7 +142,7 @@ def rate_level_from_raw(
         kept_up_rps=steady.kept_up if steady else None,
         exceed=exceedances(raw, limits or {}),
         judged=judged_count(raw) if limits else None,
-        independent=independent_share(raw, limits or {}),
+        independent=independent_share(raw, limits or {}, percentile),
         offered_rps=offered,
         burstiness=float(burstiness) if offered is not None and burstiness else None,
         arrivals=(None if offered is None or not burstiness else "poisson" if burstiness == 1 else "gamma"),

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from catalogue.models.plausible import Count, Ms
+from catalogue.models.plausible import Count, Ms, Share
 from catalogue.models.strict import Strict
 
 
@@ -20,6 +20,12 @@ class Stats(Strict):
     p95: Ms | None = Field(None, description="95th percentile.")
     p99: Ms | None = Field(None, description="99th percentile.")
     n: Count | None = Field(None, description="Samples the figures are of, when per-request data was kept.")
+    independent: Share | None = Field(
+        None,
+        description="Share of the n samples that are independent: 1 ÷ the autocorrelation time of the per-request "
+        "series in send order (requests that wait in the same batch or backlog are alike); what a mean's standard "
+        "error counts. Null: not measured (each sample counted as independent).",
+    )
     ci: dict[Literal["p50", "p90", "p95", "p99"], tuple[Ms, Ms]] | None = Field(
         None,
         description="95 % distribution-free interval of each percentile (order statistics of the per-request "

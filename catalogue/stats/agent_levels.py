@@ -137,7 +137,13 @@ def prefix_counters(metrics_text: str) -> dict[str, float]:
 
 
 def level(
-    sessions: int, turns: list[Turn], before: str, after: str, limits: dict[str, float], probe: int | None = None
+    sessions: int,
+    turns: list[Turn],
+    before: str,
+    after: str,
+    limits: dict[str, float],
+    probe: int | None = None,
+    percentile: float = 95,
 ) -> AgentLevel:
     """A level's figures from its turns and the /metrics pages read just before and just after it."""
     ok = [t for t in turns if t.ok and t.ttft_ms is not None]
@@ -166,5 +172,5 @@ def level(
         prefix_hits=delta.get("hits"),
         exceed=rs.exceedances(raw, limits),
         judged=rs.judged_count(raw) if limits else None,
-        independent=rs.independent_share(raw, limits),
+        independent=rs.independent_share(raw, limits, percentile),
     )

@@ -14,7 +14,14 @@ their before-readings are within MACHINE_RATIO and neither level's reading after
 it (the machine slowed during it); when no earlier level is, every one is, with their states' difference granted to the
 figure (`state_factor`, `granted`). With the tiny CPU server up and idle the reading is about 10 ms where it is 5.2
 without it (its engine keeps one of the two CPUs busy), so a level's reading is the machine as the server leaves
-it."""
+it.
+
+A simulated server (simulator/) is not judged by machine state at all (`reads_state`): its steps are sleeps of its
+model's durations, not work the CPU does, so its figures do not follow the CPU's speed the calibration reads. On a
+loaded two-core machine the readings of no-change simulated refreshes moved level to level by more than
+MACHINE_RATIO and the gate called them "another machine state": a 10 % slower decode step then went unjudged at
+c = 1, 8 and 64. What the host can do to a simulator, start its steps late, the simulator measures itself (its
+log's `lateness` line; benchmarks/truth.py prints it beside each refresh)."""
 
 from __future__ import annotations
 
@@ -22,6 +29,12 @@ from catalogue.models.benchmark import BenchmarkRun, MeasuredProvenance
 
 MACHINE_RATIO = 1.25
 """Runs whose closest calibrations are further apart than this (either way) ran in different machine states."""
+
+
+def reads_state(run: BenchmarkRun) -> bool:
+    """Whether the machine's CPU calibrations decide what `run` is compared with: every measured run, never a
+    simulated one (its latencies are its model's, whatever the CPU's speed)."""
+    return not run.from_simulator
 
 
 def calibrations(run: BenchmarkRun) -> list[tuple[float, float]] | None:

@@ -29,6 +29,7 @@ from catalogue.stats.machine_speed import (
     granted,
     no_passport,
     other_state,
+    reads_state,
     same_state_known,
     state_factor,
 )
@@ -93,7 +94,10 @@ def _split_by_state(
     of another state are most of the `size` newest, a state is no longer a reason to leave them out: the machine's
     own calibration may be what is off (the image takes it), so they are compared with the most a machine state
     explains granted (MAX_GRANT), and a change beyond that is judged. A majority of earlier runs, never one run
-    picked because its claim of state matched, sets the baseline."""
+    picked because its claim of state matched, sets the baseline. A simulated run's window is its newest `size`
+    comparable runs, whatever their states (machine_speed.reads_state)."""
+    if not reads_state(run):
+        return comparable(runs, run)[-size:], [], []
     kept: list[BenchmarkRun] = []
     reasons: list[tuple[str, bool]] = []
     other: list[BenchmarkRun] = []
@@ -155,7 +159,7 @@ def rows(
     old_levels = [(_levels(run), any(run is o for o in other_state)) for run in earlier]
     for name, new in _levels(after).items():
         burst = level_bursts(new)
-        baseline = _baseline_levels(new, name, old_levels)
+        baseline = _baseline_levels(new, name, old_levels, reads_state(after))
         if not baseline and any(name in lv for lv, _ in old_levels):
             far = far_state(new)
             out += [Row(name, BY_NAME[m], None, None, "not enough data", far, withheld=True) for m in COMPARED]
@@ -220,12 +224,15 @@ def _row(
 
 
 def _baseline_levels(
-    new: LevelResult, name: str, old_levels: list[tuple[dict[str, LevelResult], bool]]
+    new: LevelResult, name: str, old_levels: list[tuple[dict[str, LevelResult], bool]], by_state: bool = True
 ) -> list[tuple[LevelResult, float]]:
     """The earlier levels that are the baseline, each with its machine state factor (machine_speed.state_factor;
     MAX_GRANT for a run of another state read anyway): those whose reading shows this level's state when they are
     most of them, else every one within MAX_GRANT, its difference granted. A majority, never one level picked over
-    the others because its reading matched (or it had none)."""
+    the others because its reading matched (or it had none). Without `by_state` (a simulated run), every earlier
+    level, as measured."""
+    if not by_state:
+        return [(lv[name], 1.0) for lv, _ in old_levels if name in lv]
     found = [
         (lv[name], MAX_GRANT if other else state_factor(new, lv[name]), other) for lv, other in old_levels if name in lv
     ]

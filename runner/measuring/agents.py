@@ -157,7 +157,9 @@ def measure(
         shutil.rmtree(scratch_out, ignore_errors=True)
     slo = r.entry.recipe.sweep.slo
     turns = agent_levels.read_turns(keep / KEPT[0])
-    found = agent_levels.level(sessions, turns, before, after, slo.limits if slo else {}, probe)
+    found = agent_levels.level(
+        sessions, turns, before, after, slo.limits if slo else {}, probe, slo.percentile if slo else 95
+    )
     raw = [f"{r.plan.stamp}/{name}/{kept}" for kept in KEPT if (keep / kept).is_file()]
     relative = {str(scratch_out): f"{r.plan.stamp}/{name}", str(trace_file): f"{r.plan.stamp}/{trace_file.name}"}
     recorded = ["aiperf", *(relative.get(w, w) for w in argv[1:])]

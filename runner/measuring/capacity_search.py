@@ -119,7 +119,7 @@ def search(
             )
             break
         index = next_index(progress)
-        job = rate_job(template, probe_name(index), step.rate, requests, probe=index)
+        job = rate_job(template, probe_name(index), step.rate, requests, probe=index, seed_base=plan.seed_base)
         print(f"\ncapacity probe {index}: {step.rate:g} req/s ({requests} requests)", file=sys.stderr)
         before = clock()
         sweep.one(job)

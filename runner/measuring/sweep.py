@@ -20,6 +20,7 @@ from runner.planning.plan import Plan
 from runner.state import Window
 
 if TYPE_CHECKING:
+    from catalogue.models.slo import Slo
     from runner.state import Bar, Progress, Running
 
 
@@ -62,12 +63,12 @@ class ClientFailed(Exception):
 class Sweep:
     """The benchmark client's events: the planned jobs still to do, then (capacity search) one job at a time."""
 
-    def __init__(
-        self, plan: Plan, running: Running, progress: Progress, bar: Bar, limits: dict[str, float] | None = None
-    ) -> None:
+    def __init__(self, plan: Plan, running: Running, progress: Progress, bar: Bar, slo: Slo | None = None) -> None:
         self.plan, self.running, self.progress, self.bar = plan, running, progress, bar
-        self.limits = limits or {}
+        self.limits = slo.limits if slo else {}
         """The SLO's limits, ms by vLLM --goodput key: each open-loop level counts the requests above them."""
+        self.percentile = slo.percentile if slo else 95
+        """The SLO's percentile: the tail whose runs say how independent a level's requests are."""
         self.seen = 0
         self.failures: dict[str, str] = {}
         """Jobs the client could not run, by name (an open-loop probe's failure ends the search, not the run)."""
@@ -165,7 +166,11 @@ class Sweep:
         }
         read = {key: value for key, value in read.items() if value is not None}
         try:
-            rate = rate_level_from_raw(raw, raw_name, job.probe, self.limits) if job.rate is not None else None
+            rate = (
+                rate_level_from_raw(raw, raw_name, job.probe, self.limits, self.percentile)
+                if job.rate is not None
+                else None
+            )
             result = level_from_raw(raw, job.concurrency or 1, raw_name, job.prompt_tokens) if rate is None else None
         except ValidationError as exc:  # the client (in the recipe's image) wrote a figure no level can have
             error = exc.errors()[0]

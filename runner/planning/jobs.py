@@ -52,8 +52,9 @@ def rate_text(rate: float) -> str:
     return repr(float(rate)).removesuffix(".0")
 
 
-def rate_job(template: Job, name: str, rate: float, requests: int, probe: int | None = None) -> Job:
-    """The template's command at another rate: `--request-rate`, `--num-prompts` and the result file set."""
+def rate_job(template: Job, name: str, rate: float, requests: int, probe: int | None = None, seed_base: int = 0) -> Job:
+    """The template's command at another rate: `--request-rate`, `--num-prompts` and the result file set; a probe's
+    `--seed` is PROBE_SEED + `seed_base` + its number."""
     argv = list(template.argv)
     settings = [
         ("--request-rate", rate_text(rate)),
@@ -61,7 +62,7 @@ def rate_job(template: Job, name: str, rate: float, requests: int, probe: int | 
         ("--result-filename", f"{name}.json"),
     ]
     if probe is not None and "--seed" in argv:
-        settings.append(("--seed", str(PROBE_SEED + probe)))
+        settings.append(("--seed", str(PROBE_SEED + seed_base + probe)))
     for option, value in settings:
         argv[argv.index(option) + 1] = value
     return Job(name, None, None, argv, 0.0, rate=rate, probe=probe, metrics_url=template.metrics_url)
@@ -117,6 +118,20 @@ def level_jobs(entry: Entry, recipe: Recipe, endpoint: str, raw: str, stamp: str
 def level_name(recipe: Recipe, text: TextKind, concurrency: int) -> str:
     """A closed-loop level's job name: `c4` for the first kind of text (the main run file), `prose-c4` for another."""
     return f"c{concurrency}" if text == recipe.sweep.texts[0] else f"{text}-c{concurrency}"
+
+
+def shift_seeds(jobs: list[Job], base: int) -> list[Job]:
+    """Every job's `--seed` moved by `base` (`refresh --seed-base`)."""
+    if not base:
+        return jobs
+    out = []
+    for job in jobs:
+        argv = list(job.argv)
+        if "--seed" in argv:
+            at = argv.index("--seed") + 1
+            argv[at] = str(int(argv[at]) + base)
+        out.append(replace(job, argv=argv))
+    return out
 
 
 def seeded(jobs: list[Job]) -> list[Job]:

@@ -91,6 +91,10 @@ class Plan:
     """What the runner mounts into the flag-snapshot container (code copy, output)."""
     client_cpus: frozenset[int] | None = None
     """`--client-cpus`: the cores the benchmark client of a local run starts on (the rest stay on `--cpus`)."""
+    seed_base: int = 0
+    """Added to every client `--seed` of the refresh, levels and probes (`refresh --seed-base`): 0 by default, so
+    every refresh of a recipe sends the same prompts and arrivals; a bench that repeats refreshes as independent
+    trials gives each its own."""
 
     @property
     def probe_template(self) -> Job | None:
