@@ -6,7 +6,7 @@ import pytest
 
 from catalogue.models.latency import Stats
 from catalogue.models.slo import Slo
-from catalogue.stats.agent_capacity import bracket, capacity, next_sessions, verdicts
+from catalogue.stats.agent_capacity import bracket, capacity, next_sessions, search, verdicts
 from catalogue.stats.agents import AgentLevel
 from catalogue.stats.request_samples import decide
 
@@ -72,19 +72,15 @@ def test_nothing_met_halves_down_to_one_session():
 @pytest.mark.parametrize("knee", [1, 3, 7, 11, 16])
 def test_the_search_finds_a_known_capacity_from_two_planned_levels(knee):
     """A stand-in server whose turns all meet up to `knee` sessions and a third miss above it: the search (planned
-    levels 2 and 4, then its own probes) ends on exactly that bracket. Where the simulated-server issue's profile
-    exists, its levels feed the same loop (runner.measuring.agents.search)."""
+    levels 2 and 4, then its own probes) ends on exactly that bracket (the simulator's levels:
+    tests/test_simulator_sessions.py)."""
 
     def measured(sessions: int, probe: int | None) -> AgentLevel:
         return level(sessions, 0 if sessions <= knee else 60, probe=probe)
 
     levels = [measured(2, None), measured(4, None)]
-    for probe in range(1, 9):
-        nxt = next_sessions(levels, SLO, 16)
-        if nxt is None:
-            break
-        levels.append(measured(nxt, probe))
-    found = capacity(levels, SLO, probes=len(levels) - 2, stopped=None)
+    probes, stopped = search(levels, SLO, 16, 8, measured)
+    found = capacity(levels, SLO, probes, stopped)
     assert found.sessions == knee
     if knee < 16:
         assert found.converged and found.upper_sessions == knee + 1

@@ -64,6 +64,9 @@ def test_capacity_words():
     base = {"confidence": 0.99, "probes": 0, "converged": False}
     assert capacity_text(None) == "not searched"
     assert capacity_text(SessionCapacity(sessions=None, upper_sessions=1, **base)).startswith("below 1 session")
+    # one count missed, the lower ones undecided: not "even one missed"
+    two = capacity_text(SessionCapacity(sessions=None, upper_sessions=2, stopped="its 2 probes ran out", **base))
+    assert two == "below 2 sessions: 2 missed, no lower count met; stopped: its 2 probes ran out"
     assert capacity_text(SessionCapacity(sessions=8, stopped="ceiling", **base)).startswith(
         "8 sessions (≥: none missed"
     )
@@ -78,3 +81,24 @@ def test_pooled_hit_rate_sums_tokens_not_shares(entry):
 def test_nothing_without_agent_runs(repo: Path):
     tiny = load_entry(repo / "examples" / "tiny-cpu")
     assert agents_section(tiny) is None and index_row(tiny, None)["agents"] is None
+
+
+def test_runs_of_another_trace_are_never_shown_together(entry, tmp_path):
+    """A run file of the same refresh whose trace differs in anything but the reuse ratio is left out of the section
+    and of the index's figure; a newer refresh of another trace replaces the older one whole."""
+    folder = entry.folder
+    other = folder / "runs" / "20261127T060000Z-agents-reuse90.json"
+    data = json.loads(other.read_text())
+    data["agents"]["trace"]["think_ms"] = 500.0
+    other.write_text(json.dumps(data))
+    changed = load_entry(folder)
+    assert [row.reuse for row in agents_section(changed).rows] == [0.0]
+    assert index_row(changed, None)["agents"] == 3  # the reuse-0 run's own capacity, not the other trace's 2
+
+    newer = folder / "runs" / "20261128T060000Z-agents-reuse0.json"
+    data = json.loads((folder / "runs" / "20261127T060000Z-agents-reuse0.json").read_text())
+    data["recorded_at"] = "2026-11-28T06:00:00Z"
+    data["agents"]["trace"]["seed"] = 9
+    newer.write_text(json.dumps(data))
+    section = agents_section(load_entry(folder))
+    assert [row.run.stamp for row in section.rows] == ["20261128T060000Z"] and "seed 9" in section.trace

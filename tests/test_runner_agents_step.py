@@ -13,6 +13,7 @@ import yaml
 
 from catalogue.models import agent_trace
 from catalogue.models.loading import load_entry, parse_run
+from catalogue.models.recipe import Recipe
 from runner.measuring import agents
 from runner.planning.plan import make_plan
 from runner.state import Progress
@@ -57,15 +58,15 @@ def fake_aiperf(tmp_path: Path, body: str = FAKE) -> str:
     return str(script)
 
 
-def refresh(tmp_path: Path) -> SimpleNamespace:
+def refresh(tmp_path: Path, port: int = 1, sessions: tuple[int, ...] = (2, 3)) -> SimpleNamespace:
     folder = tmp_path / "tiny-cpu-agents"
     shutil.copytree(REPO / "examples" / "tiny-cpu-agents", folder, ignore=shutil.ignore_patterns("runs"))
     data = yaml.safe_load((folder / "recipe.yaml").read_text())
-    data["sweep"]["agents"].update(reuse=[0, 0.9], sessions=[2, 3], max_sessions=None)
+    data["sweep"]["agents"].update(reuse=[0, 0.9], sessions=list(sessions), max_sessions=None)
     data["sweep"]["agents"]["trace"].update(sessions=6, turns=2)
     (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     entry = load_entry(folder)
-    plan = make_plan(entry, stamp="20261127T060000Z", port=1, local=True)  # nothing listens: /metrics reads nothing
+    plan = make_plan(entry, stamp="20261127T060000Z", port=port, local=True)  # port 1: nothing listens, no /metrics
     plan.raw_dir.mkdir(parents=True)
     return SimpleNamespace(
         plan=plan, entry=entry, progress=Progress(vllm_version="0.32.0"), key=KEY,
@@ -87,6 +88,7 @@ def test_one_run_file_per_reuse_ratio_with_its_trace_and_levels(tmp_path, monkey
         assert run.workload.trace_sha256 == agent_trace.sha256(kept.read_bytes())
         assert kept.read_text() == agent_trace.text(trace)
         assert [lv.sessions for lv in run.agents.levels] == [2, 3]
+        assert {c[c.index("--conversation-num") + 1] for c in run.provenance.bench_commands} == {"6"}
         seeds = [c[c.index("--random-seed") + 1] for c in run.provenance.bench_commands]
         assert len(set(seeds)) == 2 and run.workload.seeds == "per level"  # no level replays another's text
         for level in run.agents.levels:
@@ -106,3 +108,17 @@ def test_a_failing_replay_is_a_note_not_a_failed_refresh(tmp_path, monkeypatch):
     agents.step_agents(r)  # type: ignore[arg-type]
     assert not list((r.plan.folder / "runs").glob("*.json"))
     assert any("reuse 0%" in n and "AIPerf exited with code 3" in n for n in r.progress.notes)
+
+
+def test_prefix_caching_is_read_in_either_releases_spelling():
+    recipe = load_entry(REPO / "examples" / "tiny-cpu-agents").recipe
+    assert agents.prefix_caching(recipe)
+
+    def with_flag(name: str, value: object) -> Recipe:
+        serving = recipe.serving.model_copy(update={"flags": {**recipe.serving.flags, name: value}})
+        return recipe.model_copy(update={"serving": serving})
+
+    for name, value in (("no-enable-prefix-caching", True), ("disable-prefix-caching", True),
+                        ("enable-prefix-caching", False)):  # fmt: skip
+        assert not agents.prefix_caching(with_flag(name, value)), name
+    assert agents.prefix_caching(with_flag("enable-prefix-caching", True))

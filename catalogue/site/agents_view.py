@@ -43,17 +43,28 @@ class AgentsSection:
 
 
 def agent_runs(entry: Entry) -> list[BenchmarkRun]:
-    """The run files of the newest refresh with agent figures, by reuse ratio."""
+    """The run files of the newest refresh with agent figures that replayed its lowest reuse ratio's trace, reuse
+    aside, by reuse ratio: a run file of another trace in the same refresh is left out, never shown beside it."""
     found = [r for r in entry.runs if r.agents is not None and r.agents.levels]
     if not found:
         return []
     newest = max(r.stamp for r in found)
-    runs = [r for r in found if r.stamp == newest]
-    return sorted(runs, key=lambda r: _reuse(r.agents))
+    runs = sorted((r for r in found if r.stamp == newest), key=lambda r: _reuse(r.agents))
+    return [r for r in runs if same_trace(r, runs[0])]
 
 
 def _reuse(agents: AgentRun | None) -> float:
     return agents.trace.reuse if agents is not None and agents.trace is not None else 0.0
+
+
+def same_trace(a: BenchmarkRun, b: BenchmarkRun) -> bool:
+    """Whether two agent runs replayed one trace, its reuse ratio aside: the generator's parameters when both have
+    them, else (an owner's trace file) the same file by its sha256."""
+    ta, tb = (r.agents.trace if r.agents else None for r in (a, b))
+    if ta is not None and tb is not None:
+        return ta.with_reuse(0.0) == tb.with_reuse(0.0)
+    wa, wb = a.workload, b.workload
+    return ta is tb is None and wa is not None and wb is not None and wa.trace_sha256 == wb.trace_sha256
 
 
 def pooled_hit_rate(levels: list[AgentLevel]) -> float | None:
@@ -68,7 +79,13 @@ def capacity_text(cap: SessionCapacity | None) -> str:
     if cap is None:
         return "not searched"
     if cap.sessions is None:
-        return "below 1 session: even one missed"
+        if cap.upper_sessions is None:
+            text = "not found: no session count met or missed"
+        elif cap.upper_sessions == 1:
+            text = "below 1 session: even one missed"
+        else:
+            text = f"below {cap.upper_sessions} sessions: {cap.upper_sessions} missed, no lower count met"
+        return text + (f"; stopped: {cap.stopped}" if cap.stopped else "")
     text = f"{cap.sessions} session{'s' if cap.sessions > 1 else ''}"
     if cap.upper_sessions is not None:
         text += f" ({cap.upper_sessions} missed"
@@ -144,7 +161,10 @@ def agents_index(entry: Entry) -> dict[str, object]:
     if section is None or row is None or row.capacity is None:
         return {"agents": None, "agents_text": None, "agents_title": None}
     cap = row.capacity
-    text = "< 1" if cap.sessions is None else (f"≥ {cap.sessions}" if cap.upper_sessions is None else str(cap.sessions))
+    if cap.sessions is None:
+        text = f"< {cap.upper_sessions}" if cap.upper_sessions is not None else "—"
+    else:
+        text = f"≥ {cap.sessions}" if cap.upper_sessions is None else str(cap.sessions)
     title = f"{capacity_text(cap)}; {row.reuse:.0%} shared prefix; trace {section.trace}; within {section.slo}"
     return {"agents": cap.sessions or 0, "agents_text": text, "agents_title": title}
 

@@ -9,6 +9,8 @@ that met and the lowest that missed, until they are adjacent or the probes run o
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from catalogue.models.benchmark import RateLevel
 from catalogue.models.slo import Slo
 from catalogue.stats.agents import AgentLevel, SessionCapacity
@@ -66,6 +68,19 @@ def next_sessions(levels: list[AgentLevel], slo: Slo, max_sessions: int) -> int 
         return step if step > low and step not in found else None
     middle = (low + high) // 2
     return middle if low < middle < high else None
+
+
+def search(
+    levels: list[AgentLevel], slo: Slo, max_sessions: int, probes: int, measure: Callable[[int, int], AgentLevel]
+) -> tuple[int, str | None]:
+    """Add `measure(sessions, probe)`'s levels to `levels` until the bracket closes or `probes` run out; (probes
+    run, why it stopped early). The runner measures with AIPerf, the simulator's check in virtual time."""
+    for probe in range(1, probes + 1):
+        nxt = next_sessions(levels, slo, max_sessions)
+        if nxt is None:
+            return probe - 1, None
+        levels.append(measure(nxt, probe))
+    return probes, f"its {probes} probes ran out"
 
 
 def capacity(levels: list[AgentLevel], slo: Slo, probes: int, stopped: str | None) -> SessionCapacity:

@@ -14,9 +14,10 @@ AIPerf loads a local tokenizer folder in its decode workers with the hub forced 
 repo id of the hub cache: a model folder beside the recipe is therefore linked into a scratch hub cache as
 `catalogue/agent-tokenizer`, and the whole process runs offline.
 
-A simulated server (the simulated-Spark issue) is measured the same way: the step needs only the plan's endpoint to
-serve chat completions and, for the hit rate, vLLM's prefix-cache counters on /metrics; a profile with a known
-capacity in sessions then checks the search end to end (tests/test_agent_capacity.py checks the loop on a stand-in).
+The capacity search is catalogue.stats.agent_capacity.search, the loop the simulator's check drives too:
+simulator/sessions.py replays the same sessions on the simulated engine in virtual time, and
+tests/test_simulator_sessions.py holds the search to the model's true capacity in sessions, with prefix caching on and
+off.
 """
 
 from __future__ import annotations
@@ -90,12 +91,17 @@ def aiperf_argv(
     out: Path,
     seed: int,
 ) -> list[str]:
-    """AIPerf replaying the trace at `sessions` concurrent sessions, every turn once, answers forced to length; `seed`
-    picks the text of every block (AIPerf seeds each hash id's tokens by seed, trace file and id)."""
+    """AIPerf replaying the trace at `sessions` concurrent sessions, every session once and whole, answers forced to
+    length; `seed` picks the text of every block (AIPerf seeds each hash id's tokens by seed, trace file and id).
+
+    `--conversation-num` stops AIPerf starting sessions after the trace's last and lets the running ones finish. A
+    `--request-count` of every turn does not: a slot that frees first starts the trace again from its first session,
+    and the count then ends the last session early (measured at 2 sessions: 25 first turns in 96, s0 replayed twice,
+    s23 cut after its second turn)."""
     return [
         command, "profile", "--model", served, "--url", endpoint, "--endpoint-type", "chat", "--streaming",
         "--tokenizer", tokenizer, "--input-file", str(trace_file), "--custom-dataset-type", "mooncake_trace",
-        "--concurrency", str(sessions), "--request-count", str(trace.sessions * trace.turns),
+        "--concurrency", str(sessions), "--conversation-num", str(trace.sessions),
         "--isl-block-size", str(trace.block_tokens), "--extra-inputs", "ignore_eos:true",
         "--random-seed", str(seed), "--artifact-dir", str(out), "--ui-type", "none", "--no-server-metrics",
     ]  # fmt: skip
@@ -169,22 +175,22 @@ def measure(
 
 def search(r: Boot, run: dict, setting: AgentsSetting, slo: Slo) -> tuple[int, str | None]:
     """Add levels until the bracket closes or the probes run out; (probes run, why it stopped early)."""
-    levels: list[AgentLevel] = run["levels"]
     assert setting.max_sessions is not None
-    for probe in range(1, setting.search_probes + 1):
-        nxt = agent_capacity.next_sessions(levels, slo, setting.max_sessions)
-        if nxt is None:
-            return probe - 1, None
-        level, command = measure(r, run["env"], run["tokenizer"], run["trace"], run["file"], nxt, probe)
-        levels.append(level)
+
+    def measured(sessions: int, probe: int) -> AgentLevel:
+        level, command = measure(r, run["env"], run["tokenizer"], run["trace"], run["file"], sessions, probe)
         run["commands"].append(command)
-    return setting.search_probes, f"its {setting.search_probes} probes ran out"
+        return level
+
+    return agent_capacity.search(run["levels"], slo, setting.max_sessions, setting.search_probes, measured)
 
 
 def prefix_caching(recipe: Recipe) -> bool:
-    """Whether the server caches prefixes: vLLM's default (on) unless the recipe turns it off."""
+    """Whether the server caches prefixes: vLLM's default (on) unless the recipe turns it off, in 0.32's spelling
+    (`--no-enable-prefix-caching`) or 0.33's (`--disable-prefix-caching`)."""
     flags = recipe.serving.flags
-    return not (flags.get("no-enable-prefix-caching") is True or flags.get("enable-prefix-caching") is False)
+    off = flags.get("no-enable-prefix-caching") is True or flags.get("disable-prefix-caching") is True
+    return not (off or flags.get("enable-prefix-caching") is False)
 
 
 def one_reuse(r: Boot, setting: AgentsSetting, trace: AgentTrace, env: dict[str, str], tokenizer: str) -> Path:
