@@ -145,10 +145,10 @@ def tests(session: nox.Session) -> None:
     if session.posargs:  # a developer's selection: one run, as asked
         session.run("pytest", "-ra", "--durations=40", *session.posargs, env=env)
         return
-    # Every test that boots no engine on every core at once, each module on one worker (its module fixtures built
-    # once) and the docker tests in one chain (each compares the engine's containers before and after); then the tests
-    # that boot an engine (vLLM, the simulated Spark) one after another, alone on the machine, whose timings a
-    # parallel neighbour would disturb (the groups and the marker: tests/conftest.py).
+    # Every test that boots no engine and uses no docker on every core at once, each module on one worker (its module
+    # fixtures built once); then, one after another and alone on the machine, the tests that boot an engine (vLLM,
+    # the simulated Spark), whose timings a parallel neighbour would disturb, and the docker tests, each of which
+    # compares the engine's whole container list before and after (the groups and the marker: tests/conftest.py).
     session.run("pytest", "-n", "auto", "--dist", "loadgroup", "-m", "not engine", *REPORT, env=env)
     session.run("pytest", "-m", "engine", *REPORT, env=env)
 
