@@ -34,7 +34,7 @@ from runner.planning.plan import make_plan
 from runner.state import Progress
 from simulator.engine import Engine, Request
 from simulator.profile import Profile
-from simulator.truth import Scheduler
+from simulator.truth import Scheduler, replay
 
 OVERHEAD_S = 1.0
 """What each probe costs beyond its requests' span (the end-to-end bench measured 1-2.6 s outside the window)."""
@@ -51,21 +51,7 @@ def bench_raw(
     times = [0.0] * min(requests, concurrency or requests)
     if rate is not None:
         times = list(itertools.accumulate((gaps.expovariate(rate) for _ in range(requests - 1)), initial=0.0))
-    pending, sent, now, done, ids = list(reversed(times)), len(times), 0.0, [], itertools.count()
-    while len(done) < requests:
-        while pending and pending[-1] <= now:
-            engine.add(Request(next(ids), *lengths, pending.pop()))
-        if not engine.busy:
-            now = pending[-1]
-            continue
-        step = engine.plan()
-        now += step.duration_s
-        for request in engine.finish(step, now):
-            if request.finished:
-                done.append(request)
-                if rate is None and sent < requests:
-                    pending.append(now)
-                    sent += 1
+    done = replay(engine, times, requests, lengths, closed=rate is None)
     return _summary(sorted(done, key=lambda r: r.arrival), rate, concurrency, lengths)
 
 

@@ -87,7 +87,6 @@ def simulate(
         spec_tokens=scheduler.spec_tokens,
     )
     arrivals = random.Random(seed + 7)
-    ids = count()
     if rate is not None:
         theta = 1.0 / (rate * burstiness)
         times, t = [], 0.0
@@ -96,13 +95,18 @@ def simulate(
             times.append(t)
     else:
         times = [0.0] * min(prompts, concurrency or prompts)
-    pending = list(reversed(times))
-    sent = len(times)
-    now = 0.0
+    done = replay(engine, times, prompts, (input_len, output_len), closed=rate is None)
+    return _level(done, skip)
+
+
+def replay(engine: Engine, times: list[float], total: int, lengths: tuple[int, int], closed: bool) -> list[Request]:
+    """Serve `total` requests of `lengths` (input, output) on `engine` in virtual time, arriving at `times`; closed:
+    each finished request sends the next at once. The finished requests, in the order they finished."""
+    ids, pending, sent, now = count(), list(reversed(times)), len(times), 0.0
     done: list[Request] = []
-    while len(done) < prompts:
+    while len(done) < total:
         while pending and pending[-1] <= now:
-            engine.add(Request(next(ids), input_len, output_len, pending.pop()))
+            engine.add(Request(next(ids), *lengths, pending.pop()))
         if not engine.busy:
             now = pending[-1]
             continue
@@ -111,10 +115,10 @@ def simulate(
         for request in engine.finish(step, now):
             if request.finished:
                 done.append(request)
-                if rate is None and sent < prompts:
+                if closed and sent < total:
                     pending.append(now)
                     sent += 1
-    return _level(done, skip)
+    return done
 
 
 def _level(done: list[Request], skip: float) -> Level:
