@@ -114,6 +114,8 @@ STATIC_STRICTER.update(
 )
 DOCKER_REFUSES: dict[str, tuple[str, ...]] = {
     "mount value docker cannot read": ('bare " in non-quoted-field',),
+    "image mount": ('invalid mount config for type "image": mount type unknown',),  # an engine before 28
+    "mount of a type the policy does not know": ('invalid mount config for type "npipe"',),
     "network by its long syntax": ("No such container: db",),
     "network of a container": ("No such container: db",),
     "ipc of a container": ("No such container: db",),
