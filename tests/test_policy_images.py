@@ -16,6 +16,8 @@ from catalogue.policy.images import check_image, image_option, is_trusted, publi
         ("nvcr.io/nvidia/", "nvcr.io/nvidia/"),
         ("vllm/", "docker.io/vllm/"),
         ("ghcr.io/a/b:tag", "ghcr.io/a/b"),
+        ("localhost:5000/", "localhost:5000/"),
+        ("index.docker.io/", "docker.io/library/"),
     ],
 )
 def test_trust_entry_normalises_and_keeps_a_namespace_slash(entry, expected):
@@ -34,6 +36,8 @@ def test_trust_entry_normalises_and_keeps_a_namespace_slash(entry, expected):
         ("ghcr.io/x/y", [], False),
         ("ghcr.io/x/y", ["other/z", "ghcr.io/x/y"], True),
         ("ubuntu", ["library/ubuntu"], True),
+        ("localhost:5000/team/img:1", ["localhost:5000/"], True),
+        ("localhost:5001/team/img", ["localhost:5000/"], False),
     ],
 )
 def test_is_trusted(image, trusted, expected):

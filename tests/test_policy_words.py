@@ -3,6 +3,8 @@ the edges of each rule (C0/DEL/C1 control characters, the 60-character cut, '-' 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from catalogue.models.recipe import Serving
@@ -75,7 +77,7 @@ def test_the_shown_word_is_cut_after_60_characters():
     exact = "a" * 58 + "\n"  # shown as 60 characters: kept whole
     (kept,) = check_words(Serving(env={"A": exact}))
     assert kept.option == "a" * 58 + "\\n"
-    (cut,) = check_words(Serving(env={"A": "a" * 60 + "\n"}))
+    (cut,) = check_words(Serving(env={"A": "a" * 59 + "\n"}))  # 61 characters shown
     assert cut.option == "a" * 57 + "..."
 
 
@@ -103,8 +105,12 @@ def test_an_image_that_starts_with_a_dash_is_never(image):
 @pytest.mark.parametrize("image", ["vllm/vllm-openai latest", "a\u2003b", "x\u00a0y"])
 def test_an_image_with_whitespace_is_never(image):
     (finding,) = check_image_word(Serving(image=image))
-    assert "whitespace" in finding.why
+    assert finding.cls == "never"
+    assert finding.option == f"image {image}"
+    assert finding.why.startswith("whitespace in the image")
     assert finding.field == ("serving", "image")
+    assert finding.how.startswith("never allowed: write the image reference")
+    assert finding.basis == "catalogue policy (a word of the command line means one thing)"
 
 
 def test_the_image_shown_is_cut_at_60_characters():
@@ -125,6 +131,7 @@ def test_a_flag_value_that_reads_as_a_flag_is_never(value):
     assert finding.field == ("serving", "flags", "name")
     assert finding.why == "vLLM's parser reads a word that starts with '-' and a letter as a flag of its own"
     assert finding.how.startswith("never allowed: every flag is a key of serving.flags")
+    assert finding.basis == "catalogue policy (docker's CSV reads one line)"
     assert finding.option.startswith("-")
 
 
@@ -142,3 +149,10 @@ def test_a_model_path_that_reads_as_a_flag_is_never():
 def test_the_flag_value_shown_is_cut_at_60_characters():
     (finding,) = check_flag_values(Serving(flags={"name": "-" + "b" * 99}))
     assert finding.option == "-" + "b" * 59
+
+
+def test_a_serving_block_without_image_or_model_path_fields():
+    # the rules read `image` and `model_path` only where the block has them (a draft's serving block may not)
+    bare = SimpleNamespace(container=None, env={"A": "\n"}, env_from_host=[], flags={"x": "--y"})
+    assert [f.field for f in check_words(bare)] == [("serving", "env", "A"), ("serving", "flags", "x")]
+    assert list(argv_strings(bare))[-1] == (("serving", "flags", "x"), "--y")
