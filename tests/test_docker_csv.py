@@ -63,6 +63,7 @@ def test_edges_of_the_first_record(value, fields):
         ('a "word",b', 'a bare " in the unquoted field \'a "word"\''),
         ('"a"b', 'an extraneous or missing " in a quoted field'),
         ('"abc', 'a quoted field with no closing "'),
+        ('"', 'a quoted field with no closing "'),
         ('"abc\n', 'a quoted field with no closing "'),
         ('"abc\ndef', 'a quoted field with no closing "'),
     ],

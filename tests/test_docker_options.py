@@ -72,8 +72,10 @@ def test_option_name_and_value(group, name, value):
     [
         (["--ulimit", "memlock=-1:-1"], "ulimit:memlock"),
         (["--ulimit=stack"], "ulimit:stack"),
+        (["--ulimit", "a=b=c"], "ulimit:a"),
         (["-v", "/host:/dst:ro"], "volume:/dst"),
         (["-v", "named"], "volume:named"),
+        (["-v", "/host:/dst"], "volume:/dst"),
         (["--device", "/dev/x"], "device:/dev/x"),
         (["--cap-add", "IPC_LOCK"], "cap-add:IPC_LOCK"),
         (["--label", "a=b"], "label:a=b"),

@@ -25,7 +25,6 @@ Options:
 --not-indented string  ignored
       --one-space string ignored
 """
-KNOWN = DockerRunOptions.committed()
 
 
 def test_from_help_reads_value_options_and_letters():
@@ -44,6 +43,10 @@ def test_from_help_reads_value_options_and_letters():
 
 
 def test_the_snapshot_round_trips():
+    KNOWN = DockerRunOptions.committed()
+    assert KNOWN.version == "28.2.2"
+    assert KNOWN.takes_value["ipc"] is True and KNOWN.takes_value["rm"] is False
+    assert KNOWN.short["v"] == "volume"
     assert KNOWN.to_json() == SNAPSHOT.read_text(encoding="utf-8")
     body = json.loads(KNOWN.to_json())
     assert body["docker_version"] == KNOWN.version
@@ -51,7 +54,7 @@ def test_the_snapshot_round_trips():
 
 
 def read(words: list[str]):
-    return read_docker_run(words, KNOWN, "run.sh", 7)
+    return read_docker_run(words, DockerRunOptions.committed(), "run.sh", 7)
 
 
 def test_a_full_command():
@@ -107,6 +110,11 @@ def test_a_short_switch_group_then_a_value_letter():
     assert read(["-v=/a:/b", "img"]).options == ["-v=/a:/b"]
 
 
+def test_a_joined_short_env_value_drops_one_equals_sign():
+    run = read(["-e=A=1", "-eB==2", "img"])
+    assert run.env == {"A": "1", "B": "=2"}
+
+
 @pytest.mark.parametrize(
     ("words", "message"),
     [
@@ -118,6 +126,7 @@ def test_a_short_switch_group_then_a_value_letter():
         (["--rm"], "run.sh:7: `docker run` names no image"),
         ([], "run.sh:7: `docker run` names no image"),
         (["--ipc", "host"], "run.sh:7: `docker run` names no image"),
+        (["-v", "/a:/b"], "run.sh:7: `docker run` names no image"),
     ],
 )
 def test_refusals_name_the_file_line_and_option(words, message):

@@ -102,6 +102,11 @@ def test_parse_a_volume_value(value, expected):
             Mount(None, "/c", driver_options=("x=1", "X=2"), repeated="volume-opt=x, volume-opt=X"),
         ),
         ("type=volume,dst=/c,volume-label=a=1,volume-label=b=2", Mount(None, "/c")),
+        ("type=volume,source=v,target=/c,volume-opt=device=/h", Mount("/h", "/c", device=True)),
+        ("type=volume,dst=/c,volume-opt=device=/h=x", Mount("/h=x", "/c", device=True)),
+        ("type=volume,dst=/c,volume-opt=o=rbind,volume-opt=device=/h", Mount("/h", "/c", device=True)),
+        ("type=tmpfs,dst=/a,target=/b", Mount(None, "/b", repeated="dst, target")),
+        ("type=bind,src=/a=b,source=/c,dst=/d", Mount("/c", "/d", repeated="src, source")),
     ],
 )
 def test_parse_a_mount_value(value, expected):
@@ -111,7 +116,7 @@ def test_parse_a_mount_value(value, expected):
 def test_a_mount_value_docker_cannot_read_is_unreadable():
     mount = parse_mount("mount", 'type=bind,"src=/h,dst=/c')
     assert mount.source is None and mount.target is None
-    assert mount.unreadable
+    assert mount.unreadable == 'a quoted field with no closing "'
 
 
 @pytest.mark.parametrize(
@@ -152,12 +157,20 @@ def test_the_owners_folders_need_no_consent():
     assert mount_verdict("$HOME/hf/x", context) is None
     assert mount_verdict("/srv/modelsx", context) == ("consent", MOUNT_CONSENT_WHY)
     assert mount_verdict("/srv/models/.ssh", context) == ("never", MOUNT_NEVER_WHY["credentials"])
+    assert mount_verdict("/dataX/a", PolicyContext(owner_folders=("/dataX",))) is None
+
+
+def test_an_owner_who_names_the_root_allows_every_folder_not_refused():
+    context = PolicyContext(owner_folders=("/",))
+    assert mount_verdict("/srv/x", context) is None
+    assert mount_verdict("/etc", context) == ("never", MOUNT_NEVER_WHY["tree"].format(path="/etc"))
 
 
 def test_device_verdict():
     assert device_verdict("data") == ("never", MOUNT_NEVER_WHY["device"])
     assert device_verdict("/srv/x") == ("consent", MOUNT_CONSENT_WHY)
     assert device_verdict("/etc") == mount_verdict("/etc")
+    assert device_verdict("/srv/x", PolicyContext(owner_folders=("/srv",))) is None
 
 
 def test_folds_into_hf_cache():
@@ -201,3 +214,4 @@ def test_through_binds_takes_the_deepest_bind():
     assert through_binds("/c/deep/z", binds) == ("/g/z", "/c/deep/")
     assert through_binds("/cx", binds) is None
     assert through_binds("/other", binds) is None
+    assert through_binds("/dataX/a", [("/hX", "/dataX")]) == ("/hX/a", "/dataX")
