@@ -172,3 +172,28 @@ def test_scan_texts_looks_only_for_formats_in_generated_text():
 )
 def test_value_is_secret(name, value, expected):
     assert value_is_secret(name, value) is expected
+
+
+def test_word_at_takes_the_first_place_and_only_a_word_holding_it():
+    assert _word_at("ab abc", "ab") == "ab"
+    assert _word_at("abcdef", "abc") == "abcdef"
+    assert _word_at("ab=cd", "=cd") == "=cd"
+
+
+def test_redact_masks_a_longer_value_before_one_inside_it():
+    assert redact("x abcdefghijklmnopq y", ["bcdefghijklm", "abcdefghijklmnopq"]) == "x abc******** y"
+
+
+def test_a_token_inside_a_path_is_still_a_token():
+    kinds = [s.kind for s in scan_text(f"at: cache/{HF}/token")]
+    assert kinds == ["Hugging Face Token"]
+
+
+def test_an_indented_schema_comment_is_skipped():
+    assert scan_text(f"  # yaml-language-server: $schema={HF}") == []
+
+
+def test_line_numbers_by_default_and_in_generated_text():
+    assert [h.line for h in plugin_hits(f"status: {HF}")] == [1]
+    (found,) = scan_texts([f"a\nout {HF}"], generated=[True])
+    assert [s.line for s in found] == [2]
