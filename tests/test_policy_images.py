@@ -18,6 +18,7 @@ from catalogue.policy.images import check_image, image_option, is_trusted, publi
         ("ghcr.io/a/b:tag", "ghcr.io/a/b"),
         ("localhost:5000/", "localhost:5000/"),
         ("index.docker.io/", "docker.io/library/"),
+        ("ghcr.io/teamX/", "ghcr.io/teamX/"),
     ],
 )
 def test_trust_entry_normalises_and_keeps_a_namespace_slash(entry, expected):
