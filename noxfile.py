@@ -315,14 +315,24 @@ MUTANTS = {
     "catalogue/stats/regression_rules.py": ["tests/test_regression_rules.py", "tests/test_regression.py"],
     "catalogue/stats/regression_samples.py": ["tests/test_regression_samples.py", "tests/test_regression.py"],
     "catalogue/stats/probe_size.py": ["tests/test_probe_size.py"],
+    "catalogue/policy/docker_csv.py": ["tests/test_docker_csv.py"],
+    "catalogue/policy/docker_options.py": ["tests/test_docker_options.py"],
+    "catalogue/policy/docker_run.py": ["tests/test_docker_run.py"],
+    "catalogue/policy/finding.py": ["tests/test_policy_finding.py"],
+    "catalogue/policy/images.py": ["tests/test_policy_images.py"],
+    "catalogue/policy/mounts.py": ["tests/test_policy_mounts.py"],
+    "catalogue/policy/secret_scan.py": ["tests/test_secret_scan.py"],
+    "catalogue/policy/words.py": ["tests/test_policy_words.py"],
 }
-"""The statistics modules under mutation testing, each with the test files that judge it (`nox -s mutants`)."""
+"""The statistics and policy modules under mutation testing, each with the fast test files that judge it (`nox -s
+mutants`). Not yet listed: the policy modules judged only through `validate` runs of whole recipes (check, env,
+file_secrets, flags, flag_classes), too slow per mutant; paths and rules are tables (no function to mutate)."""
 
 
 @nox.session
 def mutants(session: nox.Session) -> None:
-    """Mutation testing of the statistics modules (not CI: CPU-heavy): mutmut in a copy of the tree, then the share
-    of mutants the tests kill, per module. `-- catalogue/stats/order_stats.py ...` picks modules."""
+    """Mutation testing of the statistics and policy modules (not CI: CPU-heavy): mutmut in a copy of the tree, then
+    the share of mutants the tests kill, per module. `-- catalogue/stats/order_stats.py ...` picks modules."""
     import configparser
     import subprocess
 

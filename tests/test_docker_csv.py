@@ -38,3 +38,37 @@ def test_the_first_record_as_go_reads_it(value, fields):
 def test_what_go_refuses_is_refused(value):
     with pytest.raises(CsvError):
         first_record(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "fields"),
+    [
+        ("ab\r", ["ab"]),
+        ('"",b', ["", "b"]),
+        ('a,""', ["a", ""]),
+        ('"a"\nnext', ["a"]),
+        ('a,"b""c"', ["a", 'b"c']),
+        ('"x\ny""z"', ['x\ny"z']),
+    ],
+)
+def test_edges_of_the_first_record(value, fields):
+    assert first_record(value) == fields
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("", "no record (an empty value)"),
+        ("\n", "no record (an empty value)"),
+        ('a "word",b', 'a bare " in the unquoted field \'a "word"\''),
+        ('"a"b', 'an extraneous or missing " in a quoted field'),
+        ('"abc', 'a quoted field with no closing "'),
+        ('"', 'a quoted field with no closing "'),
+        ('"abc\n', 'a quoted field with no closing "'),
+        ('"abc\ndef', 'a quoted field with no closing "'),
+    ],
+)
+def test_each_refusal_says_why(value, message):
+    with pytest.raises(CsvError) as caught:
+        first_record(value)
+    assert str(caught.value) == message
