@@ -340,7 +340,3 @@ def published_files(
             sparkrun_kept[entry.id] = (entry, texts.sparkrun)
     documents = api.api_documents(build.recipes, generated_at, kept=api_kept)
     return documents | sparkrun_files([entry for entry, _ in build.recipes], sparkrun_kept)
-
-
-SERVE_REBUILDS = Rebuilds()
-"""The rebuild cache of this process; dropped with the module when the catalogue's code changes."""
