@@ -147,6 +147,7 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         serving(lambda s: [s.pop(k, None) for k in ("image", "container", "consent", "image_source")]),
         "consent: no container: ",
     ),
+    "revision of a pull request, abbreviated": (flag("revisio", "refs/pr/7"), "never: --revision: "),
     "tool parser plugin": (flag("tool-parser-plugin", "/recipe/plugin.py"), "consent: --tool-parser-plugin: "),
     "logits processors": (flag("logits-processors", ["evil.Proc"]), "consent: --logits-processors: "),
     "worker extension": (flag("worker-extension-cls", "evil.Ext"), "consent: --worker-extension-cls: "),

@@ -28,6 +28,14 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         "never: type=bind,source=/etc,target=/x\\n,type=volume,target=/d: a control character (U+000A)",
     ),
     "escape in a variable": (env("GREETING", "\x1b]0;pwned\x07"), "never: \\x1b]0;pwned\\x07: a control character"),
+    "image mount": (
+        options("--mount", "type=Image,source=docker.io/evil/site-packages:1,target=/usr/lib/python3/dist-packages"),
+        "consent: --mount image=docker.io/evil/site-packages:1: ",
+    ),
+    "mount of a type the policy does not know": (
+        options("--mount", "type=npipe,source=/x,target=/y"),
+        "never: --mount type=npipe: ",
+    ),
     "mount value docker cannot read": (
         options("--mount", 'type=bind,src=/srv/m"x,dst=/m'),
         "never: --mount: docker's CLI cannot read this value",

@@ -225,3 +225,55 @@ def test_a_run_file_at_the_nesting_limit_still_loads_as_far_as_its_schema(tmp_pa
     with pytest.raises(CatalogueError) as caught:
         parse_run(path)
     assert "nested" not in str(caught.value)  # the schema's error, not the limit's
+
+
+LONG = "9" * 5000
+"""A whole number past Python's 4,300-digit limit on printing one: it was read, then a traceback where shown."""
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("max-num-seqs: 256", f"max-num-seqs: {LONG}"),
+        ("max-num-seqs: 256", f"max-num-seqs: !!int '{LONG}'"),
+        ('VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8: "1"', f"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8: 0x{'f' * 60}"),
+    ],
+)
+def test_a_long_whole_number_in_a_recipe_is_one_line(old, new, recipe_copy, capsys, tmp_path, monkeypatch, repo):
+    monkeypatch.setenv("CATALOGUE_FLAGS_SNAPSHOT", str(newest_committed(repo / "snapshots")))
+    root, folder = recipe_copy()
+    text = (folder / "recipe.yaml").read_text()
+    assert old in text
+    (folder / "recipe.yaml").write_text(text.replace(old, new))
+    for argv in (["validate"], ["export", str(tmp_path / "out")], ["export", "--sparkrun", "gptoss-120b"]):
+        code = main(["--root", str(root), *argv])
+        err = capsys.readouterr().err.strip()
+        assert code == 1 and len(err.splitlines()) == 1, err
+        assert "recipe.yaml:" in err and "digits" in err and "at most 40" in err, err
+
+
+def test_a_long_whole_number_inside_a_pasted_json_flag_is_one_line(tmp_path, capsys, monkeypatch, repo):
+    monkeypatch.setenv("CATALOGUE_FLAGS_SNAPSHOT", str(newest_committed(repo / "snapshots")))
+    pasted = tmp_path / "launch.sh"
+    pasted.write_text(f"vllm serve org/m --compilation-config '{{\"a\": {LONG}}}'\n")
+    root = tmp_path / "recipes"
+    root.mkdir()
+    code = main(["--root", str(root), "new", "drafted", "--from-command", str(pasted)])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1, err
+    assert f"{pasted}:1: --compilation-config: not valid JSON (a whole number too long to read)" in err, err
+    assert not (root / "drafted").exists()
+
+
+def test_a_long_whole_number_in_a_run_file_or_a_sparkrun_file_is_one_line(recipe_copy, capsys, tmp_path):
+    root, folder = recipe_copy()
+    run = folder / RUN
+    run.write_text(run.read_text().replace('"recorded_at": ', f'"x": {LONG}, "recorded_at": ', 1))
+    assert main(["--root", str(root), "validate", "--no-flags"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{RUN}:" in err and "5000 digits" in err, err
+    source = tmp_path / "long.yaml"
+    source.write_text(SELF_NAMING_SPARKRUN.replace('"{a}{a}{a}{a}{a}{a}{a}{a} --x"', LONG))
+    code = main(["--root", str(root), "new", "drafted", "--from-sparkrun", str(source)])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1 and f"{source}:7: a whole number of 5000 digits" in err, err

@@ -66,7 +66,9 @@ def run(tmp_path: Path, seed: int):
 
 def test_the_true_capacity_lies_in_the_published_interval(tmp_path, capsys):
     """Measured on this model: the interval of decided verdicts (`decided_rps`) holds the truth in 17 of 20 searches;
-    in the other three a rate 0.9-1.2 % above the truth was decided to meet. The bracket (met, missed) holds it in 13:
+    in the other three a rate 0.9-1.2 % above the truth was decided to meet. The bracket (met, missed) holds it in 11
+    (13 before a rate's probes counted at most at the share their scatter allows: two searches now leave 1.28 req/s,
+    8 % under the truth, undecided and settle it as a miss on its worst probe's percentile):
     a rate still undecided after three probes is settled on its percentile, and a queue this close to its capacity
     keeps its waits alike for longer than a probe lasts, so a settled bound may be wrong; the decided interval leaves
     settled rates out and is wider where they were."""
@@ -74,7 +76,7 @@ def test_the_true_capacity_lies_in_the_published_interval(tmp_path, capsys):
     searches = [run(tmp_path, seed) for seed in range(20)]
     results = [found for found, _ in searches]
     inside = [r for r in results if r.rps is not None and r.upper_rps is not None and r.rps <= TRUTH <= r.upper_rps]
-    assert len(inside) >= 13, [(r.rps, r.upper_rps) for r in results]
+    assert len(inside) >= 11, [(r.rps, r.upper_rps) for r in results]
     decided = [r.decided_rps for r in results]
     assert all(d is not None for d in decided)
     held = [d for d in decided if d is not None and (d[0] or 0) <= TRUTH <= (d[1] or float("inf"))]

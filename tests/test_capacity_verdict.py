@@ -4,9 +4,11 @@ verdict. The counts' verdicts are the rule's, worked out in tests/test_request_s
 
 from __future__ import annotations
 
+import pytest
+
 from catalogue.models.benchmark import RateLevel, Stats
 from catalogue.models.slo import Slo
-from catalogue.stats.capacity_verdict import SETTLED, judge, judge_pooled, kept_up
+from catalogue.stats.capacity_verdict import SETTLED, between_share, judge, judge_pooled, kept_up
 
 SLO = Slo(percentile=95, ttft=2000)
 
@@ -44,6 +46,25 @@ def test_pooled_probes_meet_miss_or_stay_undecided_by_their_counts():
     # without a judged count, the completed requests are judged
     plain = judge(probe(100, 0).model_copy(update={"judged": None}), SLO)
     assert plain.meets
+
+
+def test_probes_that_scatter_more_than_independent_requests_weigh_less():
+    # 6, 0, 0 of 140 each: pooled share 1/70, 2 expected per probe; gaps 4, -2, -2 against a binomial variance of
+    # 140 x 1/70 x 69/70 = 1.971, 24 / 1.971 over 2 degrees of freedom = 6.09: at most 1/6.09 of each probe counts
+    scattered = [probe(140, 6), probe(140, 0), probe(140, 0)]
+    assert between_share(scattered, "ttft") == pytest.approx(138 / 840)
+    # as 420 independent requests, 6 over would meet at 99 %; as 69, with 1 over, it cannot tell yet
+    verdict = judge_pooled(scattered, SLO)
+    assert verdict.undecided and verdict.why == (
+        "undecided: p95 TTFT: 6 of 420 requests over 2,000 ms, worth 69 independent (more requests needed)"
+    )
+    # the same 6 spread evenly scatter less than binomial: counted in full, and decided
+    even = [probe(140, 2), probe(140, 2), probe(140, 2)]
+    assert between_share(even, "ttft") == 1.0 and judge_pooled(even, SLO).meets
+    # the smaller share wins: the probes' own (autocorrelation) where it is lower than their scatter's
+    assert judge_pooled([probe(140, 2, independent=0.25)] * 3, SLO).undecided
+    # one probe, or none over: nothing to scatter
+    assert between_share([probe(140, 6)], "ttft") == 1.0 and between_share([probe(90, 0)] * 2, "ttft") == 1.0
 
 
 def test_a_rate_that_had_its_tries_is_settled_on_its_worst_percentile():

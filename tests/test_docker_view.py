@@ -43,3 +43,30 @@ def test_a_named_volume_is_shown_by_its_name_and_an_anonymous_one_not():
     assert [g for g in view.options if g[0] in ("--volume", "--mount")] == [["--volume", "open-webui:/x"]]
     found = check_options(["--volume", "open-webui:/x"], {})
     assert [(f.cls, f.option) for f in found] == [("consent", "--volume open-webui")]
+
+
+def test_an_image_mount_is_shown_by_its_image_and_an_unknown_type_by_its_type():
+    """docker 28 keeps `--mount type=image,...` in HostConfig.Mounts (Type "image", Source the image) and lists it in
+    Mounts[] with no host source (Docker Engine API 1.48, HostConfig.Mounts; this machine's engine is older and
+    refuses the type, so the shape is written here as the API documents it)."""
+    data = _inspected(None)
+    data["HostConfig"]["Mounts"] = [
+        {"Type": "image", "Source": "evil/img:1", "Target": "/usr/lib/python3/dist-packages", "ReadOnly": True},
+        {"Type": "cluster", "Source": "csi-vol", "Target": "/c"},
+        {"Type": "tmpfs", "Target": "/t"},
+    ]
+    data["Mounts"] = [
+        {"Type": "image", "Source": "", "Destination": "/usr/lib/python3/dist-packages", "RW": False},
+        {"Type": "tmpfs", "Source": "", "Destination": "/t", "RW": True},
+    ]
+    view = read_view(data, resolve=False)
+    groups = [g for g in view.options if g[0] == "--mount"]
+    assert groups == [
+        ["--mount", "type=image,source=evil/img:1,target=/usr/lib/python3/dist-packages"],
+        ["--mount", "type=cluster,source=csi-vol,target=/c"],
+    ]
+    words = [w for group in groups for w in group]
+    assert [(f.cls, f.option) for f in check_options(words, {})] == [
+        ("consent", "--mount image=evil/img:1"),
+        ("never", "--mount type=cluster"),
+    ]

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -134,3 +135,51 @@ def test_a_serve_rebuild_writes_only_the_sparkrun_files_of_changed_recipes(monke
     assert sparkrun_export.sparkrun_files(PUBLISHED[1:], kept) == {
         k: v for k, v in first.items() if k != sparkrun_path(changed.id)
     }
+
+
+HOSTILE = {
+    "revision": "v1.0",
+    "served-model-name": "a b; touch /tmp/pwned",
+    "chat-template": "$(touch /tmp/pwned)",
+    "tokenizer": "{model_revision}",
+    "revisio": "v1`id`",
+    "root-path": "line1\nline2 && id",
+    "response-role": 'it\'s "quoted" \\ {model}',
+    "lora-modules": ["a=b c", "$(id)", "{model}"],
+    "override-generation-config": '{"x": "{model} }}"}',
+}
+"""Flag values a stranger's recipe may hold: shell syntax, quotes, newlines and sparkrun's own `{name}` fields."""
+
+
+def test_hostile_values_round_trip_through_the_template_and_the_shell(tmp_path, capsys):
+    """sparkrun fills the template's fields and runs the result with `bash -c`: read as a shell reads it, it is the
+    catalogue's own argv, word for word, whatever the recipe's values hold."""
+    root = tmp_path / "recipes"
+    shutil.copytree(REPO / "recipes" / "gptoss-120b", root / "gptoss-120b")
+    recipe = root / "gptoss-120b" / "recipe.yaml"
+    data = yaml.safe_load(recipe.read_text())
+    data["serving"]["flags"] |= HOSTILE
+    data["serving"]["model_path"] = "/models/x y;{model}'"
+    recipe.write_text(yaml.safe_dump(data, sort_keys=False))
+    entry = load_catalogue([root])[0]
+    assert main(["--root", str(root), "export", "--sparkrun", "gptoss-120b", str(tmp_path / "out.yaml")]) == 0
+    text = (tmp_path / "out.yaml").read_text()
+    theirs = parse_sparkrun(text, "out.yaml")
+    argv = shlex.split((theirs.rendered_command() or "").replace("\\\n", " "))
+    assert argv == ["vllm", "serve", entry.recipe.model_arg, *flags_argv(entry.recipe.serving.flags)]
+    assert argv[argv.index("--revision") + 1] == "v1.0" and theirs.model_revision == "v1.0"
+    assert all(isinstance(v, (int, float)) or shlex.quote(str(v)) == str(v) for v in theirs.defaults.values())
+
+
+def test_a_revision_the_model_would_refuse_is_still_one_quoted_word():
+    """The exporter does not lean on the recipe's own check: a revision that is no commit or tag (set past the model's
+    validation here) is a quoted literal, and no `model_revision` for sparkrun to fill in unquoted."""
+    from catalogue.publish.sparkrun_export import sparkrun_recipe
+
+    entry = next(e for e in PUBLISHED if e.id == "gptoss-120b")
+    hostile = "main; touch /tmp/pwned"
+    serving = entry.recipe.serving.model_copy(update={"flags": {**entry.recipe.serving.flags, "revision": hostile}})
+    bent = dataclasses.replace(entry, recipe=entry.recipe.model_copy(update={"serving": serving}))
+    theirs = parse_sparkrun(sparkrun_recipe(bent)[0], "out.yaml")
+    argv = shlex.split((theirs.rendered_command() or "").replace("\\\n", " "))
+    assert argv[argv.index("--revision") + 1] == hostile and theirs.model_revision is None

@@ -139,3 +139,81 @@ def test_validate_never_opens_a_config_file(content, recipe_copy, capsys, tmp_pa
         line for line in err.splitlines() if ": never: --config: a YAML file of more flags" in line
     ]
     assert ": never: --config: " in err
+
+
+def option_of(snapshot: dict, dest: str) -> dict:
+    return next(o for o in snapshot["options"] if o["dest"] == dest)
+
+
+@pytest.mark.parametrize(
+    ("forge", "field"),
+    [
+        ({"dest": "revision", "spellings": ["--revision", "--tool-parser-plugin"]}, "spellings"),  # an alias
+        ({"dest": "revision", "spellings": ["--tool-parser-plugin"]}, "dest"),  # the code flag renamed
+        ({"dest": "tool_parser_plugin", "spellings": ["--chat-template-x", "--tool-parser-plugin"]}, "dest"),
+        ({"dest": "enable_x", "spellings": ["--enable-x", "--tool-parser-plugin"], "nargs": 0}, "spellings"),
+    ],
+)
+def test_a_snapshot_that_spells_a_flag_as_another_is_refused_in_one_line(forge, field, tmp_path):
+    from catalogue.models.errors import CatalogueError
+    from catalogue.policy.flag_classes import checked_options
+
+    snapshot = copy.deepcopy(read(SNAPSHOTS[-1]))
+    at = next(i for i, o in enumerate(snapshot["options"]) if o["dest"] == "revision")
+    snapshot["options"][at] |= forge
+    with pytest.raises(CatalogueError, match=rf"vllm-9\.json: options\[{at}\]\.{field}: "):
+        checked_options(tmp_path / "vllm-9.json", snapshot["options"])
+
+
+def test_every_committed_snapshot_passes_the_spelling_check():
+    from catalogue.policy.flag_classes import snapshot_files
+
+    assert [path.name for path, _ in snapshot_files()] == [p.name for p in SNAPSHOTS]
+
+
+@pytest.fixture
+def forged_release(tmp_path, monkeypatch):
+    """The committed snapshots and one more, as a pull request could add it; the policy's caches read them anew."""
+    from catalogue.policy import flag_classes
+
+    for path in SNAPSHOTS:
+        (tmp_path / path.name).write_text(path.read_text())
+    monkeypatch.setattr(flag_classes, "SNAPSHOTS", tmp_path)
+    cached = (flag_classes.snapshot_files, flag_classes.snapshot_options, flag_classes.resolve)
+
+    def forge(options: list[dict]) -> None:
+        snapshot = copy.deepcopy(read(SNAPSHOTS[-1]))
+        snapshot["options"] += options
+        (tmp_path / "vllm-9.0.0.json").write_text(json.dumps(snapshot))
+        for function in cached:
+            function.cache_clear()
+
+    yield forge
+    for function in cached:
+        function.cache_clear()
+
+
+def test_a_new_flag_that_is_an_abbreviation_elsewhere_is_ambiguous(forged_release):
+    """A forged release adds a switch `--tool-parser-plug`: every real release reads that word as
+    `--tool-parser-plugin` (an abbreviation), so the name is not data: it means a code-loading flag somewhere."""
+    switch = {**option_of(read(SNAPSHOTS[-1]), "enforce_eager"), "dest": "tool_parser_plug"}
+    forged_release([{**switch, "spellings": ["--tool-parser-plug"]}])
+    found = resolve("tool-parser-plug")
+    assert found.name is None and found.ambiguous == ("tool-parser-plug", "tool-parser-plugin")
+
+
+def test_a_listed_flag_stays_in_its_class_whatever_a_snapshot_says_of_its_type(forged_release):
+    """A release whose snapshot calls `--tool-parser-plugin` a switch (the only release left, as when old ones are
+    dropped) does not make it data: flags.yaml's class comes first."""
+    from catalogue.policy import flag_classes
+
+    typed = {**option_of(read(SNAPSHOTS[-1]), "tool_parser_plugin"), "nargs": 0, "type": None}
+    forged_release([])
+    snapshot = read(flag_classes.SNAPSHOTS / "vllm-9.0.0.json")
+    snapshot["options"] = [typed if o["dest"] == "tool_parser_plugin" else o for o in snapshot["options"]]
+    for path in SNAPSHOTS:
+        (flag_classes.SNAPSHOTS / path.name).unlink()
+    (flag_classes.SNAPSHOTS / "vllm-9.0.0.json").write_text(json.dumps(snapshot))
+    flag_classes.snapshot_files.cache_clear()
+    flag_classes.snapshot_options.cache_clear()
+    assert flag_class("tool-parser-plugin") == "loads-code"

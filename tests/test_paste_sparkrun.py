@@ -162,3 +162,55 @@ def test_a_folder_without_recipes_and_two_sources_at_once_are_refused(catalogue_
     capsys.readouterr()
     assert main(["--root", str(catalogue_copy), "new", "x", "--from-sparkrun", "a.yaml", "--image", "i"]) == 1
     assert capsys.readouterr().err.strip() == "error: a.yaml: --image: a sparkrun recipe names its model and image"
+
+
+def registry_checkout(tmp_path: Path, recipes: str) -> Path:
+    """A registry-layout folder whose `.sparkrun/registry.yaml` names `recipes`, beside a folder outside it that
+    holds a recipe file (what an escape would read)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copy(recipe_files(REGISTRY)[0], outside / "secret.yaml")
+    checkout = tmp_path / "checkout"
+    (checkout / ".sparkrun").mkdir(parents=True)
+    (checkout / "official-recipes").mkdir()
+    shutil.copy(recipe_files(REGISTRY)[0], checkout / "official-recipes" / "a.yaml")
+    (checkout / ".sparkrun" / "registry.yaml").write_text(f"registries:\n  - name: x\n    recipes: {recipes!r}\n")
+    return checkout
+
+
+@pytest.mark.parametrize(
+    ("recipes", "said"),
+    [
+        ("../outside", "not a folder inside the checkout"),
+        (None, "not a folder inside the checkout"),  # the outside folder's absolute path
+        ("linked", "leads out of the checkout through a symlink"),
+        ("official-recipes/../../outside", "not a folder inside the checkout"),
+    ],
+)
+def test_a_registry_folder_outside_the_checkout_is_one_line(recipes, said, tmp_path, capsys):
+    checkout = registry_checkout(tmp_path, recipes or str(tmp_path / "outside"))
+    (checkout / "linked").symlink_to(tmp_path / "outside")
+    root = tmp_path / "recipes"
+    root.mkdir()
+    assert new(root, "x", checkout) == 1
+    err = capsys.readouterr().err.strip()
+    registry = checkout / ".sparkrun" / "registry.yaml"
+    assert len(err.splitlines()) == 1 and err.startswith(f"error: {registry}: registries: ") and said in err, err
+    assert list(root.iterdir()) == []
+
+
+def test_a_symlinked_recipe_file_or_registry_file_is_one_line(tmp_path, capsys):
+    checkout = registry_checkout(tmp_path, "official-recipes")
+    link = checkout / "official-recipes" / "b.yaml"
+    link.symlink_to(tmp_path / "outside" / "secret.yaml")
+    root = tmp_path / "recipes"
+    root.mkdir()
+    assert new(root, "x", checkout) == 1
+    assert capsys.readouterr().err.strip() == f"error: {link}: a symlink: refused (it may lead out of the checkout)"
+    link.unlink()
+    registry = checkout / ".sparkrun" / "registry.yaml"
+    registry.rename(tmp_path / "registry.yaml")
+    registry.symlink_to(tmp_path / "registry.yaml")
+    assert new(root, "x", checkout) == 1
+    assert capsys.readouterr().err.strip() == f"error: {registry}: a symlink: refused (it may lead out of the checkout)"
+    assert list(root.iterdir()) == []

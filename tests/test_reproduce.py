@@ -193,3 +193,41 @@ def test_a_local_process_is_reproduced_with_its_environment_and_the_client_notes
         update={"provenance": revised.provenance.model_copy(update={"bench_commands": unseeded})}
     )
     assert "note: the levels ran without --seed" in reproduction_text("tiny-cpu", early, None, steps)
+
+
+@pytest.mark.parametrize("revision", ["refs/pr/7", "main;curl x|sh", "v1\x1b]0;x\x07", "../main", "a" * 101])
+def test_a_run_files_revision_that_is_no_commit_or_tag_is_one_line_naming_the_field(revision, tmp_path, capsys):
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples" / "tiny-cpu-docker", root / "tiny-cpu-docker")
+    (path,) = (root / "tiny-cpu-docker" / "runs").glob("*.json")
+    data = json.loads(path.read_text())
+    data["provenance"]["hosts"][0] |= {"model_revision": revision, "model_revision_from": "the HF cache (refs/main)"}
+    path.write_text(json.dumps(data, indent=2))
+    assert main(["--root", str(root), "reproduce", "tiny-cpu-docker"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured
+    assert f"{path}" in captured.err and "hosts[0].model_revision" in captured.err, captured.err
+    assert "\x1b" not in captured.err
+
+
+def test_a_hub_commit_or_tag_is_passed_as_the_revision():
+    entry, run = tiny()
+    prov = run.provenance
+    for revision in ("0123456789abcdef0123456789abcdef01234567", "v2.1", "main"):
+        hub = prov.hosts[0].model_copy(update={"model_revision": revision, "model_revision_from": "the HF cache"})
+        pinned_run = run.model_copy(update={"provenance": prov.model_copy(update={"hosts": [hub]})})
+        server = reproduction(entry, pinned_run, [LOCAL])[0][0].argv
+        assert server[server.index("--revision") + 1] == revision
+
+
+@pytest.mark.parametrize("flag", ["revision", "tokenizer-revision", "code_revision"])
+def test_a_recipes_revision_that_is_no_commit_or_tag_is_one_line(flag, tmp_path, capsys):
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples" / "tiny-cpu-docker", root / "tiny-cpu-docker")
+    recipe = root / "tiny-cpu-docker" / "recipe.yaml"
+    text = recipe.read_text()
+    assert "\n  flags:\n" in text
+    recipe.write_text(text.replace("\n  flags:\n", f"\n  flags:\n    {flag}: refs/pr/7\n", 1))
+    assert main(["--root", str(root), "reproduce", "tiny-cpu-docker"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{recipe}" in err and f"flag '{flag}'" in err and "refs/pr" in err, err

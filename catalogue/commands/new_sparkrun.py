@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from catalogue.commands.new import run_new
 from catalogue.models.bounded import MAX_YAML_BYTES, read_bounded
 from catalogue.models.errors import CatalogueError
+from catalogue.models.terminal import printable
 from catalogue.models.yaml_files import parse_yaml
 
 REGISTRY_FILE = Path(".sparkrun") / "registry.yaml"
@@ -21,17 +22,43 @@ SUFFIXES = (".yaml", ".yml")
 
 
 def recipe_files(folder: Path) -> list[Path]:
-    """The recipe files of a folder, or of the recipe folders its registry file names, in path order."""
+    """The recipe files of a folder, or of the recipe folders its registry file names, in path order. A registry
+    file, a folder it names or a file under it that leads out of `folder` (`..`, an absolute path, a symlink) is
+    refused in one line: the files are a stranger's checkout."""
+    base = folder.resolve()
     registry = folder / REGISTRY_FILE
     roots = [folder]
+    if registry.is_symlink() or registry.parent.is_symlink():
+        raise CatalogueError(registry, "a symlink: refused (it may lead out of the checkout)")
     if registry.is_file():
         data = parse_yaml(read_bounded(registry, MAX_YAML_BYTES), registry)
         entries = data.get("registries", []) if isinstance(data, dict) else []
         named = [str(e["recipes"]) for e in entries if isinstance(e, dict) and isinstance(e.get("recipes"), str)]
         if not named:
             raise CatalogueError(registry, "names no recipe folder", "registries")
-        roots = [folder / name for name in named]
-    return sorted(p for root in roots for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        roots = [_inside(base, folder, name, registry) for name in named]
+    files = []
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.is_symlink():
+                raise CatalogueError(path, "a symlink: refused (it may lead out of the checkout)")
+            if path.suffix in SUFFIXES and path.is_file():
+                files.append(path)
+    return sorted(files)
+
+
+def _inside(base: Path, folder: Path, name: str, registry: Path) -> Path:
+    """The recipe folder `name` of the registry file, when it is a relative path that stays inside `folder`."""
+    relative = PurePosixPath(name)
+    target = folder / name
+    shown = printable(name)
+    if relative.is_absolute() or ".." in relative.parts or name.startswith("~"):
+        raise CatalogueError(
+            registry, f"{shown!r}: not a folder inside the checkout (no .., no absolute path)", "registries"
+        )
+    if target.resolve() != base.joinpath(*relative.parts) or not target.resolve().is_relative_to(base):
+        raise CatalogueError(registry, f"{shown!r}: leads out of the checkout through a symlink", "registries")
+    return target
 
 
 def _slug(text: str) -> str:

@@ -23,6 +23,7 @@ from catalogue.models.plausible import (
     Tps,
 )
 from catalogue.models.quality import Quality
+from catalogue.models.revision import MAX_REVISION, REVISION_OR_EMPTY
 from catalogue.models.slo import Slo
 from catalogue.models.strict import Strict
 from catalogue.models.workload import Workload
@@ -32,8 +33,6 @@ from catalogue.stats.sampling import LevelMachine
 from catalogue.stats.spec_decode import SpecDecodeFigures
 
 RUN_STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
-REVISION = r"^([A-Za-z0-9][A-Za-z0-9._/:+-]{0,199})?$"
-"""A model revision as a run file may hold it: a commit, branch, tag or content hash, or empty (not known)."""
 
 
 class Figures(Strict):
@@ -229,9 +228,11 @@ class HostFacts(Strict):
     vllm_commit: str | None = Field(None, description="vLLM's commit, where its build records one.")
     model_revision: str | None = Field(
         None,
-        pattern=REVISION,
-        description="The model's pinned revision (a commit, branch or tag, or a folder's content hash): printed in "
-        "`catalogue reproduce`, so no space, quote or control character; empty when unknown.",
+        pattern=REVISION_OR_EMPTY,
+        max_length=MAX_REVISION,
+        description="The model's pinned revision: a 40-hex commit, a folder's content hash (sha256:...) or a tag or "
+        "branch name (letters and digits joined by . _ -; no /, so never refs/pr/*); empty when unknown. "
+        "`catalogue reproduce` passes it as --revision.",
     )
     model_revision_from: str | None = Field(None, description="Where the revision comes from.")
     gpu: str | None = Field(None, description="GPU names from nvidia-smi, or 'no GPU'.")

@@ -40,6 +40,8 @@ MAX_WHOLE_DIGITS = 40
 MAX_TEMPLATE_CHARS = 64 << 10
 """A sparkrun command with its `{name}` fields filled in (a real one is under 2 KB)."""
 
+_WHOLE = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F_]+|0[oObB][0-7_]+|[0-9][0-9_:]*)")
+"""A YAML scalar that a YAML 1.1 or 1.2 reader may make a whole number of (decimal, hex, octal, binary, base 60)."""
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _INNERMOST = re.compile(r"\[\]|\{\}")
@@ -146,6 +148,7 @@ def _check_events(events: Any, path: Path | str) -> None:
     for event in events:
         kind = type(event)
         if kind is yaml.ScalarEvent:
+            _check_whole(event, path)
             size, anchor = (1, len(event.value)), event.anchor
         elif kind in _STARTS:
             nodes.append(0)
@@ -171,6 +174,21 @@ def _check_events(events: Any, path: Path | str) -> None:
                 "expanded: refused unparsed",
                 line=_line(event),
             )
+
+
+def _check_whole(event: Any, path: Path | str) -> None:
+    """Refuse a plain (or `!!int`) scalar that reads as a whole number of more than MAX_WHOLE_DIGITS digits: Python
+    makes an int of any length, then cannot print one past 4,300 digits (a traceback wherever it is shown)."""
+    value = event.value
+    if len(value) <= MAX_WHOLE_DIGITS or not _WHOLE.fullmatch(value.strip()):
+        return  # no more digits than characters; and prose fails the pattern at once (every scalar comes here)
+    plain = event.implicit[0] or (event.tag or "").endswith(":int")
+    digits = sum(c.isalnum() for c in value)
+    if plain and digits > MAX_WHOLE_DIGITS:
+        shown = event.value.strip()[:12]
+        raise CatalogueError(
+            path, f"a whole number of {digits} digits ({shown}…): at most {MAX_WHOLE_DIGITS}", line=_line(event)
+        )
 
 
 def _line(event: Any) -> int | None:

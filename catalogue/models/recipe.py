@@ -10,6 +10,7 @@ from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_va
 
 from catalogue.models.arena import ArenaSetting
 from catalogue.models.quality import QualitySetting
+from catalogue.models.revision import REVISION_FLAGS, REVISION_RULE, is_revision
 from catalogue.models.slo import OpenLoop, Slo
 from catalogue.models.strict import Strict
 from catalogue.models.texts import TextKind
@@ -131,6 +132,8 @@ class Serving(Strict):
                 raise ValueError(f"flag name {name!r} must be lower-case, without leading dashes")
             if value is False or value is None:
                 raise ValueError(f"flag {name!r}: write a switch as `true`; for off use its negative flag")
+            if name.replace("_", "-") in REVISION_FLAGS and not is_revision(value):
+                raise ValueError(f"flag {name!r}: {ascii(value)[:60]} is not {REVISION_RULE}")
             if isinstance(value, list) and (
                 not value or any(isinstance(v, bool) or not isinstance(v, (str, int, float)) for v in value)
             ):

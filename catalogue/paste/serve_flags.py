@@ -54,8 +54,9 @@ def _typed(spec: OptionSpec | None, text: str, flag: str, label: str, line: int)
     if kind == "json":
         try:
             value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CatalogueError(label, f"--{flag}: not valid JSON ({exc.msg})", line=line) from None
+        except ValueError as exc:  # JSONDecodeError, or a whole number past Python's 4,300 digits
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "a whole number too long to read"
+            raise CatalogueError(label, f"--{flag}: not valid JSON ({why})", line=line) from None
         return text if isinstance(value, list) else value  # a recipe's list is several words, not one JSON array
     if kind in ("int", "float", "guess") or (kind == "human_int" and text.isdigit()):
         number = _number(text)

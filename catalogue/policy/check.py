@@ -157,6 +157,12 @@ def _check_mount(
         shown = f"--{name} {host_path(mount.source)}" if mount.source is not None else f"--{name}"
         why = paths.MOUNT_REPEATED_WHY.format(keys=mount.repeated)
         return [never(shown, why, paths.MOUNT_BASIS, field, paths.MOUNT_REPEATED_HOW)]
+    if mount.kind not in paths.KNOWN_MOUNT_TYPES:
+        why = paths.MOUNT_TYPE_WHY.format(kind=ascii(mount.kind))
+        return [never(f"--{name} type={mount.kind}", why, paths.MOUNT_BASIS, field, "use a bind, a volume or a tmpfs")]
+    if mount.kind == "image":
+        shown = f"--{name} image={mount.image or '(none)'}"
+        return [consent(shown, paths.IMAGE_MOUNT_WHY, paths.MOUNT_BASIS, declared, field)]
     if mount.driver:
         why = f"a volume of the {mount.driver} driver: the plugin decides what it mounts"
         out.append(consent(f"--{name} volume-driver={mount.driver}", why, paths.MOUNT_BASIS, declared, field))

@@ -8,11 +8,13 @@ are classed one by one). A flag or key with no class there is consent (policy_fl
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from catalogue.models.errors import CatalogueError
 from catalogue.models.yaml_files import parse_yaml
 
 CLASSES_FILE = Path(__file__).with_name("flags.yaml")
@@ -35,11 +37,55 @@ class Resolved:
 
 
 @cache
+def snapshot_files() -> tuple[tuple[Path, tuple[dict[str, Any], ...]], ...]:
+    """Every committed snapshot's options, each checked (checked_options): the policy keys a flag on its name."""
+    out = [
+        (path, checked_options(path, json.loads(path.read_text(encoding="utf-8"))["options"]))
+        for path in sorted(SNAPSHOTS.glob("vllm-*.json"))
+    ]
+    spelled: dict[str, tuple[str, Path]] = {}
+    for path, options in out:
+        for option in options:
+            for spelling in option["spellings"]:
+                first = spelled.setdefault(spelling, (option["dest"], path))
+                if first[0] != option["dest"]:
+                    why = f"{spelling} is {option['dest']} here and {first[0]} in {first[1].name}"
+                    raise CatalogueError(path, f"{why}: a spelling names one flag in every release", "options")
+    return tuple(out)
+
+
+def checked_options(path: Path, options: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """A snapshot's options, refused in one line where one could rename a flag: each option's dest is its first long
+    spelling's (argparse's own rule, so the class follows vLLM's name, not the file's word), and every other long
+    spelling is that same name, a switch's negative (`--no-x`, `--enable-x` / `--disable-x` of a switch), or an
+    alias flags.yaml names (aliases:)."""
+    aliases = classes_file().get("aliases") or {}
+    for i, option in enumerate(options):
+        longs = [s[2:] for s in option["spellings"] if s.startswith("--")]
+        dest = str(option["dest"])
+        if not longs or longs[0].replace("-", "_") != dest:
+            why = f"dest {dest!r} is not the name of its first long spelling ({', '.join(longs[:1]) or 'none'})"
+            raise CatalogueError(path, f"{why}: the policy classes a flag by vLLM's own name", f"options[{i}].dest")
+        for other in longs[1:]:
+            same = other.replace("-", "_") == dest or aliases.get(other) == longs[0]
+            switch = option["nargs"] == 0 and _switch_word(other) == _switch_word(dest)
+            if not (same or switch):
+                why = f"--{other} is spelt as another name of --{longs[0]}, which flags.yaml does not list (aliases:)"
+                raise CatalogueError(path, why, f"options[{i}].spellings")
+    return tuple(options)
+
+
+def _switch_word(name: str) -> str:
+    """A switch's name without its negation or its enable/disable word."""
+    return re.sub(r"^(?:(?:no|enable|disable)_)+", "", name.replace("-", "_"))
+
+
+@cache
 def snapshot_options() -> dict[str, list[dict[str, Any]]]:
     """Every long spelling of every committed snapshot -> that option in each snapshot that has it."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted(SNAPSHOTS.glob("vllm-*.json")):
-        for option in json.loads(path.read_text(encoding="utf-8"))["options"]:
+    for _, options in snapshot_files():
+        for option in options:
             for spelling in option["spellings"]:
                 if spelling.startswith("--"):
                     out.setdefault(spelling[2:], []).append(option)
@@ -47,8 +93,8 @@ def snapshot_options() -> dict[str, list[dict[str, Any]]]:
 
 
 def canonical(option: dict[str, Any]) -> str:
-    """An option's first long spelling without dashes."""
-    return next(s[2:] for s in option["spellings"] if s.startswith("--"))
+    """An option's name as the policy knows it: vLLM's dest, with dashes (its first long spelling, once checked)."""
+    return str(option["dest"]).replace("_", "-")
 
 
 def is_typed(option: dict[str, Any]) -> bool:
@@ -59,19 +105,22 @@ def is_typed(option: dict[str, Any]) -> bool:
 @cache
 def resolve(name: str) -> Resolved:
     """`name` as vLLM reads `--name`: underscores as dashes before a dot, a dotted JSON key path, and an
-    abbreviation expanded when every committed snapshot expands it to the same one flag (kept per name: the
-    committed snapshots are read once, so the answer cannot change in a process)."""
+    abbreviation expanded as each committed release's parser expands it (an exact name first, else the one flag it
+    begins); a name that means different flags in different releases is ambiguous. Kept per name: the committed
+    snapshots are read once, so the answer cannot change in a process."""
     base, _, rest = name.partition(".")
     base = base.replace("_", "-")
     keys = tuple(k.replace("-", "_") for k in rest.split(".")) if rest else ()
-    options = snapshot_options()
-    if base in options:
-        return Resolved(canonical(options[base][0]), keys)
-    full = sorted({canonical(o[0]) for spelling, o in options.items() if spelling.startswith(base)})
-    if len(full) == 1:
-        return Resolved(full[0], keys)
-    if full:
-        return Resolved(None, keys, tuple(full))
+    found: set[str] = set()
+    for _, options in snapshot_files():
+        names = {s[2:]: canonical(o) for o in options for s in o["spellings"] if s.startswith("--")}
+        found |= (
+            {names[base]} if base in names else {full for spelling, full in names.items() if spelling.startswith(base)}
+        )
+    if len(found) == 1:
+        return Resolved(found.pop(), keys)
+    if found:
+        return Resolved(None, keys, tuple(sorted(found)))
     return Resolved(base, keys)
 
 
@@ -96,11 +145,13 @@ def flag_classes() -> dict[str, str]:
 
 
 def flag_class(name: str) -> str | None:
-    """The class of a resolved flag name: data when vLLM's type makes it so, else its listed class or None."""
+    """The class of a resolved flag name: its listed class first (a snapshot cannot make a listed flag data), else
+    data when vLLM's type makes it so in every snapshot, else None."""
+    listed = flag_classes().get(name)
+    if listed is not None:
+        return listed
     found = snapshot_options().get(name)
-    if found and all(is_typed(o) for o in found):
-        return "data"
-    return flag_classes().get(name)
+    return "data" if found and all(is_typed(o) for o in found) else None
 
 
 def named_values(name: str) -> tuple[str, ...] | None:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from catalogue.models.revision import REVISION_FLAGS, REVISION_RULE, is_revision
 from catalogue.policy import flag_classes as classes
 from catalogue.policy import rules
 from catalogue.policy.docker_options import walk_options
@@ -29,7 +30,8 @@ def check_flags(
     declared: Mapping[str, str] | None = None,
 ) -> list[PolicyFinding]:
     """Findings for vLLM flags (the notes and the --api-key check read each name as vLLM's parser does)."""
-    out: list[PolicyFinding] = [*_secret_flag(_as_parsed(flags)), *_reach(flags, image, declared or {})]
+    parsed = _as_parsed(flags)
+    out: list[PolicyFinding] = [*_secret_flag(parsed), *_revisions(parsed), *_reach(flags, image, declared or {})]
     flags = _as_parsed(flags)
     if flags.get("trust-remote-code") is True:
         field = ("serving", "flags", "trust-remote-code")
@@ -74,6 +76,17 @@ def _secret_flag(flags: Mapping[str, Any]) -> list[PolicyFinding]:
         how = rules.SECRET_HOW.format(name="VLLM_API_KEY")
         return [never("--api-key", why, rules.SECRET_BASIS, ("serving", "flags", "api-key"), how)]
     return []
+
+
+def _revisions(flags: Mapping[str, Any]) -> list[PolicyFinding]:
+    """A revision flag whose value is no commit, tag or branch name (`refs/pr/7`: a pull request's files)."""
+    out = []
+    for name in REVISION_FLAGS:
+        value = flags.get(name)
+        if name in flags and not is_revision(value):
+            why = f"the value {ascii(value)[:60]} is not {REVISION_RULE}"
+            out.append(never(f"--{name}", why, rules.FLAGS_BASIS, ("serving", "flags", name), "pin a commit or a tag"))
+    return out
 
 
 def _values(value: Any) -> list[str]:

@@ -46,6 +46,10 @@ class Mount:
     """The spellings of a key the value gives more than once (`src, source`): docker keeps the last."""
     volume: str | None = None
     """The name of a named volume (docker reuses a volume of that name, or creates it)."""
+    kind: str = "bind"
+    """docker's mount type (`bind`, `volume`, `tmpfs`, `image`, or another docker does not make here)."""
+    image: str | None = None
+    """An image mount's image (`type=image,source=IMAGE`): its files appear at the target."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,8 @@ def parse_mount(name: str, value: str) -> Mount:
         source, target, mode = parts[0], parts[1], ",".join(parts[2:]).lower()
         shared = bool(re.search(r"(^|,)r?shared($|,)", mode))
         named = not source.startswith(("/", ".", "~", "$"))
-        return Mount(None if named else source, target, shared, volume=source if named and source else None)
+        volume = source if named and source else None
+        return Mount(None if named else source, target, shared, volume=volume, kind="bind" if not named else "volume")
     try:
         fields = csv_fields(value)
     except CsvError as exc:
@@ -109,8 +114,19 @@ def parse_mount(name: str, value: str) -> Mount:
         return Mount(keys.get("source", ""), dest, shared, repeated=repeated)
     if kind == "volume":
         volume = keys.get("source", "").strip() or None if device is None else None
-        return Mount(device, dest, shared, tuple(options), driver, device is not None, repeated=repeated, volume=volume)
-    return Mount(None, dest, repeated=repeated)
+        return Mount(
+            device,
+            dest,
+            shared,
+            tuple(options),
+            driver,
+            device is not None,
+            repeated=repeated,
+            volume=volume,
+            kind=kind,
+        )
+    image = keys.get("source", "").strip() if kind == "image" else None
+    return Mount(None, dest, repeated=repeated, kind=kind, image=image)
 
 
 def _mount_fields(fields: list[str]) -> tuple[dict[str, str], list[str], str | None, str | None]:

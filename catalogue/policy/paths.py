@@ -98,3 +98,10 @@ NAMED_VOLUME_WHY = (
 )
 PROPAGATION_WHY = "mounts a host folder with shared propagation (mounts flow back to the host)"
 PROPAGATION_BASIS = "CIS 5.19"
+IMAGE_MOUNT_WHY = (
+    "mounts the files of another image into the container (docker 28's image mounts): files the serving image then "
+    "reads, such as Python modules on its path, come from that image"
+)
+MOUNT_TYPE_WHY = "a mount type the policy does not know ({kind}): docker or a plugin decides what it mounts"
+KNOWN_MOUNT_TYPES = ("bind", "volume", "tmpfs", "image")
+"""`--mount type=` values the policy judges; any other is never."""

@@ -9,12 +9,15 @@ field. The page offers the file (`sparkrun/<id>.yaml` beside the pages and api/v
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
 from catalogue.models.image_refs import digest_of
 from catalogue.models.launch import flag_words, quote
 from catalogue.models.loading import Entry
+from catalogue.models.revision import is_revision
+from catalogue.models.terminal import printable
 from catalogue.models.yaml_files import dump_yaml
 
 SPARKRUN_DIR = "sparkrun"
@@ -48,20 +51,32 @@ def _plain(value: Any) -> bool:
     return bool(text) and shlex.quote(text) == text and "{" not in text and "}" not in text
 
 
+def _literal(word: str) -> str:
+    """A word for the command template: shell-quoted, and its braces doubled where it holds a `{name}` that sparkrun
+    would fill in (sparkrun reads `{{` and `}}` as one brace)."""
+    quoted = quote(word)
+    if re.search(r"\{[A-Za-z_][A-Za-z0-9_]*\}", quoted):
+        return quoted.replace("{", "{{").replace("}", "}}")
+    return quoted
+
+
 def _command(entry: Entry) -> tuple[str, dict[str, Any]]:
-    """The command template (a line per option, as pasted) and the defaults it reads."""
+    """The command template (a line per option, as pasted) and the defaults it reads. Every word is shell-quoted;
+    a `{name}` field is filled by sparkrun with a default that is one plain shell word (or the model id, or a
+    revision of catalogue.models.revision's form), so what sparkrun runs with `bash -c` is these words."""
     recipe = entry.recipe
     defaults: dict[str, Any] = {}
-    lines = [["vllm", "serve", quote(recipe.serving.model_path) if recipe.serving.model_path else "{model}"]]
+    model = _literal(recipe.serving.model_path) if recipe.serving.model_path else "{model}"
+    lines = [["vllm", "serve", model]]
     for name, value in recipe.serving.flags.items():
-        if name == "revision" and isinstance(value, str):
+        if name == "revision" and is_revision(value) and _plain(value):
             lines.append(["--revision", "{model_revision}"])
         elif _plain(value):
             key = PLACEMENT_NAMES.get(name, name.replace("-", "_").replace(".", "_"))
             defaults[key] = value
-            lines.append([f"--{name}", "{" + key + "}"])
+            lines.append([_literal(f"--{name}"), "{" + key + "}"])
         else:
-            lines.append([quote(word) for word in flag_words(name, value)])
+            lines.append([_literal(word) for word in flag_words(name, value)])
     return " \\\n  ".join(" ".join(line) for line in lines) + "\n", defaults
 
 
@@ -92,7 +107,7 @@ def _not_carried(entry: Entry, pinning: str | None) -> list[str]:
             f"topology: {topology.replicas} replicas behind {topology.router} ({topology.routing_strategy}): this file "
             "runs one replica's server on one machine; sparkrun has no router of replicas"
         )
-    return [" ".join(line.split()) for line in lines]
+    return [printable(" ".join(line.split())) for line in lines]  # a comment line each: no control character
 
 
 def sparkrun_recipe(entry: Entry) -> tuple[str, list[str]]:
@@ -102,7 +117,7 @@ def sparkrun_recipe(entry: Entry) -> tuple[str, list[str]]:
     command, defaults = _command(entry)
     data: dict[str, Any] = {"recipe_version": "2", "model": recipe.model}
     revision = recipe.serving.flags.get("revision")
-    if isinstance(revision, str):
+    if is_revision(revision) and _plain(revision):
         data["model_revision"] = revision
     data["runtime"] = "vllm"
     nodes = recipe.topology.nodes if recipe.topology.kind == "cluster" else 1

@@ -119,7 +119,20 @@ def _mounts(
                 groups.append(
                     named if kind == "volume" else ["--mount", _csv(["type=volume", f"source={name}", *fields[1:]])]
                 )
+    groups += _other_mounts(host)
     return groups, mounts
+
+
+def _other_mounts(host: dict[str, Any]) -> list[list[str]]:
+    """`--mount` groups of HostConfig.Mounts entries that are neither binds, volumes nor tmpfs (an image mount of
+    docker 28, a type a later engine adds), as `type=..,source=..,target=..` for the policy to judge by its type."""
+    out = []
+    for mount in host.get("Mounts") or []:
+        kind = str(mount.get("Type") or "").lower()
+        if kind not in ("bind", "volume", "tmpfs"):
+            fields = [f"type={kind}", f"source={mount.get('Source') or ''}", f"target={mount.get('Target') or ''}"]
+            out.append(["--mount", _csv(fields)])
+    return out
 
 
 def _settings(host: dict[str, Any]) -> list[list[str]]:

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from catalogue.models.benchmark import REVISION, HostFacts
+from catalogue.models.benchmark import HostFacts
 from catalogue.models.image_refs import digest_of, repository
+from catalogue.models.revision import is_revision
 from runner.hosts.child_env import child_env, for_argv
 from runner.hosts.containers import RUNNER_OPTIONS
 from runner.hosts.hosts import Host
@@ -133,7 +134,7 @@ def _seen(seen: dict) -> dict[str, str | None]:
         "cpu": seen.get("cpu"),
         "vllm_version": seen.get("vllm_version"),
         "vllm_commit": seen.get("vllm_commit"),
-        "model_revision": revision if re.fullmatch(REVISION, revision := str(seen.get("model_revision") or "")) else "",
+        "model_revision": revision if is_revision(revision := str(seen.get("model_revision") or "")) else "",
         "model_revision_from": seen.get("model_revision_from"),
         "gpu": seen.get("gpu"),
         "gpu_driver": seen.get("gpu_driver") or None,
