@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import shutil
 import socket
@@ -44,11 +45,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _build_times(root: Path, out: Path, repeats: int, tree: Tree | None = None) -> list[float]:
-    """Wall seconds of `repeats` full `mkdocs build`s of the catalogue at `root` into `out`, by the code of `tree`."""
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of this process's finished children (a build's forked batch included)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _build_times(
+    root: Path, out: Path, repeats: int, tree: Tree | None = None, cpu: list[float] | None = None
+) -> list[float]:
+    """Wall seconds of `repeats` full `mkdocs build`s of the catalogue at `root` into `out`, by the code of `tree`;
+    the CPU seconds of each (both processes of a forked build) are appended to `cpu`."""
     tree = tree or this_tree()
     times = []
     for _ in range(repeats):
+        used = _children_cpu_s()
         start = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)],
@@ -57,6 +68,8 @@ def _build_times(root: Path, out: Path, repeats: int, tree: Tree | None = None) 
             env=tree_env(tree, _env(CATALOGUE_RECIPE_ROOTS=_roots(root))),
         )
         times.append(time.perf_counter() - start)
+        if cpu is not None:
+            cpu.append(_children_cpu_s() - used)
     return times
 
 
@@ -96,7 +109,8 @@ def bench_build(sizes: list[int], repeats: int = 5, trees: list[Tree] | None = N
     This VM's disk takes 0.1 to 2 s to write the same 36 MB depending on its writeback state, so the
     build is also timed with its output in /dev/shm (the code's own cost), and the disk alone is timed
     replacing a copy of the same site with plain Python. With several `trees` (`--against`), their builds take
-    turns on each catalogue, one row each.
+    turns on each catalogue, one row each. CPU s: user + system seconds of a build's processes, what a busy shared
+    machine changes least.
     """
     trees = trees or [this_tree()]
     memory = Path("/dev/shm")
@@ -105,7 +119,7 @@ def bench_build(sizes: list[int], repeats: int = 5, trees: list[Tree] | None = N
     print(f"reference: a 10^7-step Python loop takes {_cpu_reference_s():.2f} s on this machine now")
     print(
         f"{'recipes':>8} {'code':>10} {'disk s':>7} {'median':>7} {'memory s':>9} {'median':>7}"
-        f" {'disk alone s':>13} {'site MB':>8} {'ms/recipe':>10}"
+        f" {'disk alone s':>13} {'site MB':>8} {'ms/recipe':>10} {'CPU s':>6} {'median':>7}"
     )
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
@@ -113,12 +127,13 @@ def bench_build(sizes: list[int], repeats: int = 5, trees: list[Tree] | None = N
             out = Path(tmp) / "site"
             disk: dict[str, list[float]] = {label: [] for label, _ in trees}
             mem: dict[str, list[float]] = {label: [] for label, _ in trees}
+            cpu: dict[str, list[float]] = {label: [] for label, _ in trees}
             for _ in range(repeats):
                 for tree in trees:
-                    disk[tree[0]] += _build_times(root, out, 1, tree)
+                    disk[tree[0]] += _build_times(root, out, 1, tree, cpu[tree[0]])
                     if in_memory:
                         with tempfile.TemporaryDirectory(dir=memory) as shm:
-                            mem[tree[0]] += _build_times(root, Path(shm) / "site", 1, tree)
+                            mem[tree[0]] += _build_times(root, Path(shm) / "site", 1, tree, cpu[tree[0]])
             raw = _raw_rewrite_s(out, Path(tmp) / "copy")
             for label, _ in trees:
                 d, m = disk[label], mem[label]
@@ -126,7 +141,8 @@ def bench_build(sizes: list[int], repeats: int = 5, trees: list[Tree] | None = N
                 memory_cols = f"{min(m):>9.2f} {statistics.median(m):>7.2f}" if m else f"{'-':>9} {'-':>7}"
                 print(
                     f"{n:>8} {label:>10} {min(d):>7.2f} {statistics.median(d):>7.2f} {memory_cols}"
-                    f" {raw:>13.2f} {_size_mb(out):>8.1f} {1000 * best / n:>10.1f}",
+                    f" {raw:>13.2f} {_size_mb(out):>8.1f} {1000 * best / n:>10.1f}"
+                    f" {min(cpu[label]):>6.2f} {statistics.median(cpu[label]):>7.2f}",
                     flush=True,
                 )
 
@@ -151,23 +167,36 @@ def bench_serve_edit(n: int = 100, edits: int = 5, dirty: bool = True, tree: Tre
         url = f"http://127.0.0.1:{port}/recipes/synthetic-0007/"
         try:
             _wait_for(url, "Synthetic recipe 7", 300)
-            times = []
+            times, cpu = [], []
             for attempt in range(edits):
                 recipe = root / "synthetic-0007" / "recipe.yaml"
                 marker = f"Edited title {attempt}"
                 text = recipe.read_text().replace(recipe.read_text().splitlines()[0], f"title: {marker}", 1)
+                used = _process_cpu_s(proc.pid)
                 start = time.perf_counter()
                 recipe.write_text(text)
                 _wait_for(url, marker, 60)
                 times.append(time.perf_counter() - start)
+                cpu.append(_process_cpu_s(proc.pid) - used)
                 time.sleep(1)
             print("edit visible after: " + ", ".join(f"{t:.2f} s" for t in times), flush=True)
             print(
                 f"min {min(times):.2f} s, median {statistics.median(times):.2f} s, max {max(times):.2f} s", flush=True
             )
+            print(
+                f"server CPU from edit to visible (its file watcher included): min {min(cpu):.2f} s, median "
+                f"{statistics.median(cpu):.2f} s, max {max(cpu):.2f} s",
+                flush=True,
+            )
         finally:
             os.killpg(proc.pid, 15)
             proc.wait()
+
+
+def _process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds a running process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _wait_for(url: str, text: str, timeout: float) -> None:

@@ -71,6 +71,9 @@ class CatalogueHooks:
         """Whether generated pages outside the nav render through the theme shell."""
         self.adapter: ModuleType | None = None
         """catalogue.site.mkdocs_adapter as imported for this build."""
+        self.rebuilds: Any = None
+        """`mkdocs serve`: catalogue.site.build.Rebuilds (each recipe as last prepared, and its pages); made again with
+        the code."""
         self.preview: Any = None
         """`mkdocs serve`: mkdocs_preview.Preview (what a rebuild carries over); made again with the code."""
         self.api_kept: Any = None
@@ -83,7 +86,7 @@ class CatalogueHooks:
     def start(self, command: str, dirty: bool) -> None:
         """A new MkDocs command in this process: what a serve rebuild carries over is made afresh."""
         self.serving, self.dirty = command == "serve", command == "serve" and dirty
-        self.preview = self.api_kept = self.sparkrun_kept = None
+        self.rebuilds = self.preview = self.api_kept = self.sparkrun_kept = None
         warning = importlib.import_module("catalogue.site.mkdocs_preview").DirtyWarning
         warning().install() if self.dirty else warning.uninstall()  # logged before on_files: filter it from here
 
@@ -94,18 +97,21 @@ class CatalogueHooks:
         if self.code_stamp is not None and stamp != self.code_stamp:
             for name in [m for m in sys.modules if m == "catalogue" or m.startswith("catalogue.")]:
                 del sys.modules[name]
-            self.preview = self.api_kept = self.sparkrun_kept = None
+            self.rebuilds = self.preview = self.api_kept = self.sparkrun_kept = None
         self.code_stamp = stamp
         self.adapter = importlib.import_module("catalogue.site.mkdocs_adapter")
         if self.serving and self.preview is None:
             self.preview = importlib.import_module("catalogue.site.mkdocs_preview").Preview(self.dirty)
             self.api_kept = importlib.import_module("catalogue.site.api").KeptDocuments()
             self.sparkrun_kept = {}
-        return importlib.import_module("catalogue.site.build")
+        build_module = importlib.import_module("catalogue.site.build")
+        if self.serving and self.rebuilds is None:
+            self.rebuilds = build_module.Rebuilds()
+        return build_module
 
     def files(self, files: Files, config: MkDocsConfig) -> Files:
         build_module = self.build_module()
-        rebuilds = build_module.SERVE_REBUILDS if self.serving else build_module.Rebuilds()
+        rebuilds = self.rebuilds if self.serving else build_module.Rebuilds()
         checker, releases, fresh = rebuilds.current_checkers()  # under serve: made again when a snapshot changes
         if fresh:
             log.info(

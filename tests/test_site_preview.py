@@ -182,6 +182,22 @@ def test_a_template_edit_counts_as_a_code_change(tmp_path):
     assert hooks.code_stamp(tmp_path / "pkg") == 3_000_000
 
 
+def test_a_new_serve_session_keeps_nothing_of_the_last(serving, tmp_path):
+    """What a serve process keeps between rebuilds lives on the hooks object and is dropped when MkDocs starts a
+    new command: the next session prepares every recipe and renders every page again."""
+    hooks, _root, dirty = serving
+    _serve_build(tmp_path / "first", dirty)
+    first = hooks.HOOKS.rebuilds
+    assert first is not None and len(first.prepared) > 20
+    hooks.HOOKS.start("serve", dirty)
+    assert hooks.HOOKS.rebuilds is None
+    _serve_build(tmp_path / "second", dirty)
+    second = hooks.HOOKS.rebuilds
+    assert second is not first
+    assert not {id(p) for _, p in first.prepared.values()} & {id(p) for _, p in second.prepared.values()}
+    assert set(hooks.HOOKS.preview.last_rendered) == set(hooks.HOOKS.generated)
+
+
 def test_after_a_failed_build_the_next_one_starts_clean(serving, tmp_path):
     """A build that fails (two recipes with one id) leaves the site folder unknown: the next rebuild, which also
     drops a recipe, renders everything and equals a full render (search index included)."""

@@ -6,7 +6,7 @@ import argparse
 import json
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from catalogue.flags.snapshot import FlagSnapshot, OptionSpec
 
@@ -116,6 +116,23 @@ def _value_type(spec: OptionSpec) -> Callable[[str], Any]:
     return {"int": int, "float": float}.get(kind, str)
 
 
+class OptionFacts(NamedTuple):
+    """One option of a snapshot as a verdict on its value sees it (catalogue.flags.drift.verdict_key)."""
+
+    shape: tuple
+    """How its value parses (`parse_shape`)."""
+    choices: frozenset[str] | None
+    """The parser's choices, if it restricts the value."""
+    registry: frozenset[str] | None
+    """Its registry's values (catalogue.flags.snapshot), if it has one."""
+    json_keys: frozenset[str] | None
+    """The allowed top-level keys of a JSON config, if any."""
+
+
+def _as_set(values: list[str] | None) -> frozenset[str] | None:
+    return None if values is None else frozenset(values)
+
+
 class SnapshotChecker:
     """An argparse parser rebuilt from a snapshot: spellings, types, choices, nargs; no cross checks.
 
@@ -128,6 +145,22 @@ class SnapshotChecker:
         self.snapshot = snapshot
         self.source = label
         self._parsers: dict[frozenset[str], argparse.ArgumentParser] = {}
+        self._facts: dict[str, OptionFacts | None] = {}
+
+    def option_facts(self, name: str) -> OptionFacts | None:
+        """What this snapshot's verdict on a value of flag `name` depends on besides the value; None when it lacks
+        the option. Kept per name: the drift row asks it for every recipe (catalogue.flags.drift.verdict_key)."""
+        if name not in self._facts:
+            option = self.snapshot.option(name)
+            if option is None:
+                self._facts[name] = None
+            else:
+                long_name = next(s[2:] for s in option.spellings if s.startswith("--"))
+                registry = self.snapshot.registries.get(long_name)
+                self._facts[name] = OptionFacts(
+                    parse_shape(option), _as_set(option.choices), _as_set(registry), _as_set(option.json_keys)
+                )
+        return self._facts[name]
 
     def _parser_for(self, names: frozenset[str]) -> argparse.ArgumentParser:
         parser = self._parsers.get(names)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalogue.flags.checkers import ArgvChecker, SnapshotChecker, parse_shape
+from catalogue.flags.checkers import ArgvChecker, SnapshotChecker
 from catalogue.flags.snapshot import SNAPSHOT_DIR, FlagSnapshot, read_snapshot, version_key
 from catalogue.flags.validate import Finding, flag_errors
 from catalogue.models.errors import CatalogueError
@@ -78,7 +78,7 @@ def _problem(finding: Finding, checker: ArgvChecker, others: list[FlagSnapshot])
     return (f"--{finding.flag}: " if finding.flag else "") + finding.message
 
 
-def verdict_key(snapshot: FlagSnapshot, flags: Mapping[str, object]) -> tuple | None:
+def verdict_key(checker: SnapshotChecker, flags: Mapping[str, object]) -> tuple | None:
     """What a snapshot's verdict on these flag values depends on; None when a flag is unknown there.
 
     Per flag: how its option parses (`parse_shape`), and whether the value is among its choices, its
@@ -86,17 +86,15 @@ def verdict_key(snapshot: FlagSnapshot, flags: Mapping[str, object]) -> tuple | 
     """
     key = []
     for name, value in flags.items():
-        option = snapshot.option(name)
-        if option is None:
+        facts = checker.option_facts(name)
+        if facts is None:
             return None
-        long_name = next(s[2:] for s in option.spellings if s.startswith("--"))
-        registry = snapshot.registries.get(long_name)
-        json_ok = option.json_keys is None or (isinstance(value, dict) and all(k in option.json_keys for k in value))
+        json_ok = facts.json_keys is None or (isinstance(value, dict) and all(k in facts.json_keys for k in value))
         key.append(
             (
-                parse_shape(option),
-                option.choices is None or str(value) in option.choices,
-                registry is None or str(value) in registry,
+                facts.shape,
+                facts.choices is None or str(value) in facts.choices,
+                facts.registry is None or str(value) in facts.registry,
                 json_ok,
             )
         )
@@ -117,7 +115,7 @@ def drift_row(
     cells = []
     for checker in checkers:
         version = checker.snapshot.vllm_version
-        key = verdict_key(checker.snapshot, upstream)
+        key = verdict_key(checker, upstream)
         if key is not None and key in seen:
             cells.append(DriftCell(version, *seen[key]))
             continue

@@ -135,34 +135,39 @@ def check_yaml(text: str, path: Path | str, *, pyyaml_reads: bool = False) -> No
             raise CatalogueError(path, f"nested more than {MAX_DEPTH} deep: refused unparsed") from None
 
 
+_STARTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
 def _check_events(events: Any, path: Path | str) -> None:
     """Count values and scalar characters with aliases expanded (an anchor's subtree counted again per alias), and
-    depth, over the events."""
-    counts = [(0, 0)]
+    depth, over the events (dispatched on their exact class: a recipe is some 400 events, read on every build)."""
+    nodes, chars = [0], [0]
     anchors_open: list[str | None] = []
     sizes: dict[str, tuple[int, int]] = {}
     for event in events:
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            counts.append((0, 0))
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            _check_whole(event, path)
+            size, anchor = (1, len(event.value)), event.anchor
+        elif kind in _STARTS:
+            nodes.append(0)
+            chars.append(0)
             anchors_open.append(event.anchor)
             if len(anchors_open) > MAX_DEPTH:
                 raise CatalogueError(path, f"nested more than {MAX_DEPTH} deep: refused unparsed", line=_line(event))
             continue
-        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            (nodes, chars), anchor = counts.pop(), anchors_open.pop()
-            size = (nodes + 1, chars)
-        elif isinstance(event, yaml.ScalarEvent):
-            _check_whole(event, path)
-            size, anchor = (1, len(event.value)), event.anchor
-        elif isinstance(event, yaml.AliasEvent):
+        elif kind in _ENDS:
+            size, anchor = (nodes.pop() + 1, chars.pop()), anchors_open.pop()
+        elif kind is yaml.AliasEvent:
             size, anchor = sizes.get(event.anchor or "", (1, 0)), None
         else:
             continue
         if anchor is not None:
             sizes[anchor] = size
-        nodes, chars = counts[-1][0] + size[0], counts[-1][1] + size[1]
-        counts[-1] = (nodes, chars)
-        if nodes > MAX_YAML_NODES or chars > MAX_YAML_CHARS:
+        nodes[-1] += size[0]
+        chars[-1] += size[1]
+        if nodes[-1] > MAX_YAML_NODES or chars[-1] > MAX_YAML_CHARS:
             raise CatalogueError(
                 path,
                 f"more than {MAX_YAML_NODES:,} values or {MAX_YAML_CHARS >> 20} MB of text once its aliases are "
@@ -174,9 +179,12 @@ def _check_events(events: Any, path: Path | str) -> None:
 def _check_whole(event: Any, path: Path | str) -> None:
     """Refuse a plain (or `!!int`) scalar that reads as a whole number of more than MAX_WHOLE_DIGITS digits: Python
     makes an int of any length, then cannot print one past 4,300 digits (a traceback wherever it is shown)."""
+    value = event.value
+    if len(value) <= MAX_WHOLE_DIGITS or not _WHOLE.fullmatch(value.strip()):
+        return  # no more digits than characters; and prose fails the pattern at once (every scalar comes here)
     plain = event.implicit[0] or (event.tag or "").endswith(":int")
-    digits = sum(c.isalnum() for c in event.value)
-    if plain and digits > MAX_WHOLE_DIGITS and _WHOLE.fullmatch(event.value.strip()):
+    digits = sum(c.isalnum() for c in value)
+    if plain and digits > MAX_WHOLE_DIGITS:
         shown = event.value.strip()[:12]
         raise CatalogueError(
             path, f"a whole number of {digits} digits ({shown}…): at most {MAX_WHOLE_DIGITS}", line=_line(event)

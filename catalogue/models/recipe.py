@@ -335,6 +335,8 @@ class Recipe(Strict):
 
     def first_todo(self) -> str | None:
         """Path of the first text that still holds a TODO marker (left by `catalogue new`), if any."""
+        if '"TODO' not in self.model_dump_json(exclude={"serving": {"flags"}}):
+            return None  # no string starts with it (the JSON quotes every one): the walk below would find none
 
         def walk(value: Any, path: str) -> str | None:
             if isinstance(value, str):

@@ -12,6 +12,7 @@ libyaml's C emitter where PyYAML has it; the router config, read by LiteLLM) and
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +65,10 @@ def _duplicate_line(text: str, key: str) -> int | None:
     return None
 
 
+@lru_cache(maxsize=8192)
 def plain_scalar_safe(value: str) -> bool:
-    """Whether `value` written unquoted as a mapping value reads back here as the same string."""
+    """Whether `value` written unquoted as a mapping value reads back here as the same string (kept per value: the
+    sparkrun files of a build ask it of the same flag names and values again and again)."""
     try:
         return yaml_rs.loads(f"k: {value}") == {"k": value}
     except yaml_rs.YAMLDecodeError:

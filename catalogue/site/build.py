@@ -23,7 +23,8 @@ from catalogue.site import api
 from catalogue.site.forking import split_map
 from catalogue.site.index_page import IndexRow, index_row_parts
 from catalogue.site.page import Page
-from catalogue.site.pages import SharedPages, compared_ids, comparison_groups, page_jobs, recipe_body
+from catalogue.site.pages import RecipeParts, SharedPages, compared_ids, comparison_groups, page_jobs, recipe_parts
+from catalogue.site.templating import compile_templates
 from catalogue.site.urls import recipe_path
 from catalogue.site.view import Validation
 from catalogue.stats.price_model import PRICE_MODEL_FILE
@@ -59,11 +60,11 @@ def published(entry: Entry, validation: Validation, generated_at: dt.datetime) -
 
 @dataclass(frozen=True)
 class Prepared:
-    """One recipe loaded, its flags checked and, when publishable, its page body rendered."""
+    """One recipe loaded, its flags checked and, when publishable, its page's body and answer box rendered."""
 
     entry: Entry
     validation: Validation
-    body: str | None
+    parts: RecipeParts | None
     published: Published | None = None
     """Its API and sparkrun texts: a published recipe without flag errors, when the build asked for them."""
     row: IndexRow | None = None
@@ -147,8 +148,8 @@ def prepare(
             continue
         texts = published(entry, validation, generated_at) if generated_at and entry.recipe.publish else None
         row = index_row_parts(entry, validation) if entry.recipe.publish else None
-        body = recipe_body(entry, validation)
-        out.append(Prepared(entry, validation, body, texts, row))
+        parts = recipe_parts(entry, validation, row.values if row else None)
+        out.append(Prepared(entry, validation, parts, texts, row))
     return out
 
 
@@ -276,6 +277,7 @@ def generate(
     checker = checker or upstream_checker()
     releases = release_checkers() if releases is None else releases
     checked_on = today or dt.date.today()
+    compile_templates()  # once, before the batches fork
     with gc_paused():
         folders = [folder for _, folder in sorted(recipe_folders(roots).items())]
         context = _check_context(checker, checked_on) if rebuilds else ()
@@ -305,7 +307,7 @@ def generate(
         jobs = page_jobs(
             [p.entry for p in publishable],
             {p.entry.id: p.validation for p in publishable},
-            {p.entry.id: p.body for p in publishable if p.body is not None},
+            {p.entry.id: p.parts for p in publishable if p.parts is not None},
             rebuilds.rendered_pages(publishable) if rebuilds else None,
             rebuilds.index_rows(publishable) if rebuilds else {p.entry.id: p.row for p in publishable if p.row},
             rebuilds.shared if rebuilds else None,
@@ -338,7 +340,3 @@ def published_files(
             sparkrun_kept[entry.id] = (entry, texts.sparkrun)
     documents = api.api_documents(build.recipes, generated_at, kept=api_kept)
     return documents | sparkrun_files([entry for entry, _ in build.recipes], sparkrun_kept)
-
-
-SERVE_REBUILDS = Rebuilds()
-"""The rebuild cache of this process; dropped with the module when the catalogue's code changes."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from catalogue.flags.snapshot import version_key
 from catalogue.models.benchmark import LevelResult, MeasuredProvenance
@@ -14,7 +15,7 @@ from catalogue.publish.sparkrun_export import sparkrun_path
 from catalogue.site import launch_view, openloop, view
 from catalogue.site.agents_view import agents_section, capacity_text
 from catalogue.site.arena_view import ArenaSection, arena_section
-from catalogue.site.asks import machine_asks
+from catalogue.site.asks import MachineAsks, machine_asks
 from catalogue.site.compare_page import compare_path, render_compare, render_compare_index
 from catalogue.site.headline import figures
 from catalogue.site.history import history_rows, trend_charts
@@ -98,8 +99,33 @@ def staleness(entry: Entry, validation: view.Validation | None) -> str | None:
     return f"measured with vLLM {run.provenance.vllm_version}, {releases} behind {newer[-1]}"
 
 
-def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
-    """The recipe page's body: every section under the title, as HTML (the answer box is the page's head)."""
+@dataclass(frozen=True)
+class RecipeParts:
+    """What of a recipe page depends on its entry and flag check alone, made once in the batch that loads it: the
+    body and the answer box (both show the launch commands and what the recipe asks of the machine)."""
+
+    body: str
+    answer: str
+
+
+def recipe_parts(
+    entry: Entry, validation: view.Validation | None = None, row: dict[str, Any] | None = None
+) -> RecipeParts:
+    """The body and the answer box, sharing their launch blocks and machine asks; `row`: its index row
+    (index_page.index_row) already made with the same validation."""
+    launch = launch_view.launch_blocks(entry.recipe, entry.platform)
+    asks = machine_asks(entry.recipe, entry.platform)
+    return RecipeParts(recipe_body(entry, validation, launch, asks), answer_box(entry, validation, row, launch, asks))
+
+
+def recipe_body(
+    entry: Entry,
+    validation: view.Validation | None = None,
+    launch: list[launch_view.LaunchBlock] | None = None,
+    asks: MachineAsks | None = None,
+) -> str:
+    """The recipe page's body: every section under the title, as HTML (the answer box is the page's head).
+    `launch`, `asks`: the recipe's launch blocks and machine asks, when already made (recipe_parts)."""
     recipe, path = entry.recipe, recipe_path(entry)
     first_level = entry.latest.levels[0].concurrency if entry.latest else recipe.sweep.concurrency[0]
     return render(
@@ -115,12 +141,12 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
         trend_charts=trend_charts(entry),
         comparisons=view.comparison_rows(entry),
         roof=view.roofline(entry),
-        launch=launch_view.launch_blocks(recipe, entry.platform),
+        launch=launch if launch is not None else launch_view.launch_blocks(recipe, entry.platform),
         repro=launch_view.reproduce_block(entry),
         refresh_command=launch_view.refresh_command(entry.id, recipe),
         platform_multi_node=bool(entry.platform and entry.platform.multi_node),
         bench=launch_view.bench_text(recipe, first_level),
-        asks=machine_asks(recipe, entry.platform),
+        asks=asks if asks is not None else machine_asks(recipe, entry.platform),
         validation=validation,
         provenance=view.provenance_line,
         methodology_url=link(path, METHODOLOGY),
@@ -137,11 +163,18 @@ def recipe_body(entry: Entry, validation: view.Validation | None = None) -> str:
     )
 
 
-def answer_box(entry: Entry, validation: view.Validation | None) -> str:
+def answer_box(
+    entry: Entry,
+    validation: view.Validation | None,
+    row: dict[str, Any] | None = None,
+    launch: list[launch_view.LaunchBlock] | None = None,
+    asks: MachineAsks | None = None,
+) -> str:
     """What a recipe page leads with, under its badges and before any prose (its summary included): the simulator's
-    warning, the headline figures with workload and date, what it asks of the machine, the launch command."""
+    warning, the headline figures with workload and date, what it asks of the machine, the launch command.
+    `row`, `launch`, `asks`: made already with the same entry and validation (recipe_parts)."""
     recipe, path = entry.recipe, recipe_path(entry)
-    row = index_row(entry, validation)
+    row = row if row is not None else index_row(entry, validation)
     return render(
         "answer.html.j2",
         path=path,
@@ -149,16 +182,16 @@ def answer_box(entry: Entry, validation: view.Validation | None) -> str:
         answer=figures(row),
         r=recipe,
         model_url=link(path, model_path(recipe.model)) if recipe.publish else None,
-        launch=launch_view.launch_blocks(recipe, entry.platform),
+        launch=launch if launch is not None else launch_view.launch_blocks(recipe, entry.platform),
         refresh_command=launch_view.refresh_command(entry.id, recipe),
-        asks=machine_asks(recipe, entry.platform),
+        asks=asks if asks is not None else machine_asks(recipe, entry.platform),
         simulated=entry.simulated,
         methodology_url=link(path, METHODOLOGY),
     )
 
 
-def recipe_page(entry: Entry, validation: view.Validation | None, body: str, compared: bool = False) -> Page:
-    """The recipe page from its body; `compared` when a comparison page for its model and platform exists."""
+def recipe_page(entry: Entry, validation: view.Validation | None, parts: RecipeParts, compared: bool = False) -> Page:
+    """The recipe page from its parts; `compared` when a comparison page for its model and platform exists."""
     recipe, path = entry.recipe, recipe_path(entry)
     stale = staleness(entry, validation)
     head = render(
@@ -172,31 +205,31 @@ def recipe_page(entry: Entry, validation: view.Validation | None, body: str, com
         verified=entry.verified,
         compare_url=link(path, compare_path(recipe.model, recipe.hardware.platform)) if compared else "",
     )
-    head += answer_box(entry, validation)
-    return Page(path, recipe.title, recipe.summary, head=head, lead=paragraphs(recipe.summary), body=body)
+    head += parts.answer
+    return Page(path, recipe.title, recipe.summary, head=head, lead=paragraphs(recipe.summary), body=parts.body)
 
 
 def render_recipe(entry: Entry, validation: view.Validation | None = None, compared: bool = False) -> Page:
     """The whole recipe page."""
-    return recipe_page(entry, validation, recipe_body(entry, validation), compared)
+    return recipe_page(entry, validation, recipe_parts(entry, validation), compared)
 
 
 def page_jobs(
     entries: list[Entry],
     validations: dict[str, view.Validation] | None = None,
-    bodies: dict[str, str] | None = None,
+    made: dict[str, RecipeParts] | None = None,
     rendered: dict[str, tuple[bool, Page]] | None = None,
     index_known: dict[str, IndexRow] | None = None,
     shared: SharedPages | None = None,
 ) -> list[Callable[[], Page]]:
     """One call per generated page, each independent of the others (so they can run in any process).
 
-    `bodies` are recipe bodies already rendered, by id; `rendered`, whole recipe pages already rendered
+    `made`: recipe pages' parts already rendered, by id; `rendered`, whole recipe pages already rendered
     from the same entry and validation, by id, with whether they link a comparison page (`compared_ids`);
     `index_known`, index rows already made from the same entry and validation, by id. `shared`: the model and
     comparison pages of the last build (a serve process's), kept where made from the very same entries.
     """
-    validations, bodies, rendered = validations or {}, bodies or {}, rendered or {}
+    validations, made, rendered = validations or {}, made or {}, rendered or {}
     published = [e for e in entries if e.recipe.publish]
     groups = comparison_groups(entries)
     compared = compared_ids(groups)
@@ -207,8 +240,8 @@ def page_jobs(
             jobs.append(partial(_same, known[1]))
             continue
         validation = validations.get(e.id)
-        body = bodies.get(e.id) or recipe_body(e, validation)
-        jobs.append(partial(recipe_page, e, validation, body, e.id in compared))
+        parts = made.get(e.id) or recipe_parts(e, validation)
+        jobs.append(partial(recipe_page, e, validation, parts, e.id in compared))
     jobs.append(partial(render_compare_index, groups))  # the nav links to it, so it exists even when empty
     shared = shared or SharedPages()
     shared.inputs = {}
@@ -262,8 +295,6 @@ def _same(page: Page) -> Page:
     return page
 
 
-def build_pages(
-    entries: list[Entry], validations: dict[str, view.Validation] | None = None, bodies: dict[str, str] | None = None
-) -> dict[str, Page]:
+def build_pages(entries: list[Entry], validations: dict[str, view.Validation] | None = None) -> dict[str, Page]:
     """Every generated page by path."""
-    return {page.path: page for page in (job() for job in page_jobs(entries, validations, bodies))}
+    return {page.path: page for page in (job() for job in page_jobs(entries, validations))}

@@ -66,10 +66,19 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         auto_reload=False,  # no stat per template per page: `mkdocs serve` makes a new environment when code changes
+        cache_size=-1,  # a plain dict: every template stays, and a look-up (each include) is not an LRU reordering
     )
     env.filters.update(num=fmt_num, rps=fmt_rate, code=code, codeblock=code_block, inline=inline, prose=paragraphs)
     env.filters.update(timings=lambda notes: timing_notes(notes, True), facts=lambda notes: timing_notes(notes, False))
     return env
+
+
+def compile_templates() -> None:
+    """Compile every page template now, into the environment's cache: before a batch is forked (catalogue.site.forking)
+    both processes then share them instead of each compiling its own."""
+    env = environment()
+    for name in env.list_templates(extensions=["j2"]):
+        env.get_template(name)
 
 
 def render(template: str, **context: Any) -> str:
