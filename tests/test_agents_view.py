@@ -17,6 +17,9 @@ from catalogue.stats.agents import SessionCapacity
 from runner.measuring import agents
 from tests.test_runner_agents_step import fake_aiperf, refresh
 
+VERDICT = "undecided: p90 TTFT: 1 of 86 requests over 300 ms, worth 12 independent (more requests needed)"
+"""A level's verdict as the search words it: the word, then its reasons."""
+
 
 @pytest.fixture
 def entry(tmp_path, monkeypatch):
@@ -28,7 +31,7 @@ def entry(tmp_path, monkeypatch):
     ):
         data = json.loads(path.read_text())
         for level in data["agents"]["levels"]:
-            level.update(prefix_queries=queries, prefix_hits=hits)
+            level.update(prefix_queries=queries, prefix_hits=hits, verdict=VERDICT)
         data["agents"]["capacity"] = {"sessions": cap, "upper_sessions": cap + 1, "decided": [cap, None],
                                       "confidence": 0.99, "probes": 1, "converged": True}  # fmt: skip
         path.write_text(json.dumps(data))
@@ -46,6 +49,14 @@ def test_the_section_shows_each_reuse_ratio_measured_beside_intended(entry):
     assert "3 sessions (4 missed; decided at 99%: 3 to —)" in part
     assert part.count("<tr><td>0 %</td><td>2</td>") == 1  # every level's row
     assert 'class="rc-chart"' in part and "later turns" in part
+
+
+def test_a_levels_verdict_cell_holds_its_first_word_and_its_title_the_reasons(entry):
+    body = render_recipe(entry).body
+    part = body[body.index('class="rc-perf rc-agents-levels"') :]
+    cell = '<td title="undecided: p90 TTFT: 1 of 86 requests over 300 ms, worth 12 independent (more requests needed)">'
+    assert part.count(cell + "undecided</td>") == 4  # two levels at each of two reuse ratios
+    assert "worth 12 independent (more requests needed)</td>" not in part
 
 
 def test_the_index_sorts_by_the_highest_reuse_ratios_capacity_and_names_its_trace(entry):
