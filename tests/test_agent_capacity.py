@@ -62,6 +62,14 @@ def test_an_undecided_level_is_measured_again_then_settled_on_its_percentile():
     assert found.decided == (2, None)  # a settled verdict is in neither end of the decided interval
 
 
+def test_the_reason_for_stopping_counts_its_probes_in_words():
+    def measure(sessions: int, probe: int) -> AgentLevel:
+        return level(sessions, 20, probe=probe)  # undecided every time: the search never closes
+
+    for probes, words in ((1, "its 1 probe ran out"), (2, "its 2 probes ran out")):
+        assert search([level(2, 20)], SLO, 16, probes, measure) == (probes, words)
+
+
 def test_nothing_met_halves_down_to_one_session():
     assert next_sessions([level(4, 100)], SLO, 16) == 2
     assert next_sessions([level(2, 100), level(4, 100)], SLO, 16) == 1

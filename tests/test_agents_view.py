@@ -3,6 +3,7 @@ wrote (a stand-in AIPerf, tests/test_runner_agents_step.py), with hit-rate count
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,12 +11,15 @@ import pytest
 
 from catalogue.models.loading import load_entry
 from catalogue.site import api
-from catalogue.site.agents_view import agents_section, capacity_text, pooled_hit_rate
+from catalogue.site.agents_view import agents_section, capacity_text, pooled_hit_rate, ttft_chart
 from catalogue.site.index_page import index_row
 from catalogue.site.pages import render_recipe
 from catalogue.stats.agents import SessionCapacity
 from runner.measuring import agents
 from tests.test_runner_agents_step import fake_aiperf, refresh
+
+VERDICT = "undecided: p90 TTFT: 1 of 86 requests over 300 ms, worth 12 independent (more requests needed)"
+"""A level's verdict as the search words it: the word, then its reasons."""
 
 
 @pytest.fixture
@@ -28,7 +32,7 @@ def entry(tmp_path, monkeypatch):
     ):
         data = json.loads(path.read_text())
         for level in data["agents"]["levels"]:
-            level.update(prefix_queries=queries, prefix_hits=hits)
+            level.update(prefix_queries=queries, prefix_hits=hits, verdict=VERDICT)
         data["agents"]["capacity"] = {"sessions": cap, "upper_sessions": cap + 1, "decided": [cap, None],
                                       "confidence": 0.99, "probes": 1, "converged": True}  # fmt: skip
         path.write_text(json.dumps(data))
@@ -46,6 +50,23 @@ def test_the_section_shows_each_reuse_ratio_measured_beside_intended(entry):
     assert "3 sessions (4 missed; decided at 99%: 3 to —)" in part
     assert part.count("<tr><td>0 %</td><td>2</td>") == 1  # every level's row
     assert 'class="rc-chart"' in part and "later turns" in part
+
+
+def test_a_levels_verdict_cell_holds_its_first_word_and_its_title_the_reasons(entry):
+    body = render_recipe(entry).body
+    part = body[body.index('class="rc-perf rc-agents-levels"') :]
+    cell = '<td title="undecided: p90 TTFT: 1 of 86 requests over 300 ms, worth 12 independent (more requests needed)">'
+    assert part.count(cell + "undecided</td>") == 4  # two levels at each of two reuse ratios
+    assert "worth 12 independent (more requests needed)</td>" not in part
+
+
+def test_reuse_ratios_with_the_same_capacity_share_one_mark(entry):
+    section = agents_section(entry)
+    assert section is not None
+    same = [dataclasses.replace(row, capacity=section.rows[1].capacity) for row in section.rows]
+    html = ttft_chart(same, entry.runs[-1].slo)
+    assert html.count('class="rc-mark"') == 1 and "capacity, reuse 0%, 90%</span>" in html
+    assert ttft_chart(section.rows, entry.runs[-1].slo).count('class="rc-mark"') == 2
 
 
 def test_the_index_sorts_by_the_highest_reuse_ratios_capacity_and_names_its_trace(entry):

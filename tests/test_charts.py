@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from catalogue.site.charts import Series, line_chart, pareto_chart, pareto_frontier
+from catalogue.site.charts import MARK_LINE, Axis, Mark, Series, chart, line_chart, pareto_chart, pareto_frontier
 
 
 def test_frontier_keeps_only_points_no_other_beats_on_both_axes():
@@ -32,3 +32,14 @@ def test_line_chart_spans_the_box_and_escapes_names():
 
 def test_no_points_no_chart():
     assert line_chart("t", "ms", [Series("a", [])]) == ""
+
+
+def test_mark_labels_stand_one_under_another_from_left_to_right():
+    marks = [Mark(6, "capacity, reuse 0%"), Mark(2, "capacity, reuse 50%, 90%")]
+    html = chart("t", Axis("sessions"), Axis("ms"), [Series("a", [(1, 10), (12, 40)])], marks=marks)
+    found = re.findall(r'class="rc-mark-label [^"]+" style="left:([\d.]+)%(?:;top:([\d.]+)em)?">([^<]+)<', html)
+    assert [(text, top) for _, top, text in found] == [
+        ("capacity, reuse 50%, 90%", ""),
+        ("capacity, reuse 0%", f"{MARK_LINE:g}"),
+    ]
+    assert float(found[0][0]) < float(found[1][0])

@@ -106,11 +106,11 @@ def ttft_chart(rows: list[ReuseRow], slo: Slo | None) -> str:
             points = [(float(n), s.p95) for n, lv in sorted(last.items()) if (s := getattr(lv, part)) and s.p95]
             series.append(Series(f"reuse {row.reuse:.0%}, {label}", points))
     rules = [Rule(slo.ttft, f"p{slo.percentile} TTFT limit")] if slo and slo.ttft else []
-    marks = [
-        Mark(float(row.capacity.sessions), f"capacity, reuse {row.reuse:.0%}")
-        for row in rows
-        if row.capacity and row.capacity.sessions
-    ]
+    shares: dict[int, list[str]] = {}  # one mark a session count: ratios with the same capacity share its line
+    for row in rows:
+        if row.capacity and row.capacity.sessions:
+            shares.setdefault(row.capacity.sessions, []).append(f"{row.reuse:.0%}")
+    marks = [Mark(float(n), f"capacity, reuse {', '.join(s)}") for n, s in shares.items()]
     return chart(
         "Agent sessions: p95 TTFT per turn",
         Axis("concurrent sessions"),

@@ -20,6 +20,8 @@ BOX = 1000
 """The SVG's coordinate space is BOX x BOX, stretched to the figure."""
 COLOURS = 6
 """Colours one chart can tell apart; series beyond them repeat a colour with a dash pattern."""
+MARK_LINE = 1.6
+"""Height of a mark label's line, em: the labels of a chart's marks stand one under another, left to right."""
 
 
 @dataclass(frozen=True)
@@ -168,11 +170,12 @@ def chart(
     for rule in rules:
         parts.append(f'<path class="rc-rule" d="M0 {_n(BOX - sy(rule.y))}H{BOX}"/>')
         labels.append(f'<span class="rc-rule-label" style="bottom:{_n(sy(rule.y) / 10)}%">{escape(rule.label)}</span>')
-    for mark in marks:
+    for row, mark in enumerate(sorted(marks, key=lambda m: m.x)):
         parts.append(f'<path class="rc-mark" d="M{_n(sx(mark.x))} 0V{BOX}"/>')
         left = sx(mark.x) / 10
         side = "rc-mark-left" if left > 60 else "rc-mark-right"  # the label stays inside the plot
-        labels.append(f'<span class="rc-mark-label {side}" style="left:{_n(left)}%">{escape(mark.label)}</span>')
+        top = f";top:{row * MARK_LINE:g}em" if row else ""  # a line of its own: labels of near x never overlap
+        labels.append(f'<span class="rc-mark-label {side}" style="left:{_n(left)}%{top}">{escape(mark.label)}</span>')
     dot_rows = []
     for n, s in enumerate(series):
         points = sorted(s.points) if by_x else list(s.points)

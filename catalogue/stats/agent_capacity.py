@@ -80,7 +80,7 @@ def search(
         if nxt is None:
             return probe - 1, None
         levels.append(measure(nxt, probe))
-    return probes, f"its {probes} probes ran out"
+    return probes, f"its {probes} probe{'' if probes == 1 else 's'} ran out"
 
 
 def capacity(levels: list[AgentLevel], slo: Slo, probes: int, stopped: str | None) -> SessionCapacity:
