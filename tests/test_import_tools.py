@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -106,8 +107,22 @@ def shared_server_cmd(port: int) -> str:
     return shlex.join([sys.executable, "-c", idle, "--host", "127.0.0.1", "--port", str(port)])
 
 
-def open_loop_outputs(port: int, out: Path, found: dict[str, Path]) -> None:
-    """`vllm bench serve` at 8 req/s, a 3-level serve_workload sweep, GuideLLM's sweep and AIPerf at 8 req/s."""
+def vllm_outputs(port: int, out: Path, found: dict[str, Path]) -> None:
+    """vLLM's own client: `vllm bench serve` at c=1 and c=2, a 2-level `vllm bench sweep serve`, `vllm bench serve`
+    at 8 req/s and a 3-level serve_workload sweep."""
+    for c in (1, 2):
+        argv = [*bench_argv(port), "--max-concurrency", str(c), "--save-result", "--result-dir", str(out)]
+        run([*argv, "--result-filename", f"c{c}.json"], out / "bench.log")
+        found[f"c{c}"] = out / f"c{c}.json"
+    params = out / "bench-params.json"
+    params.write_text(json.dumps([{"max_concurrency": 1}, {"max_concurrency": 2}]))
+    run(
+        [VLLM, "bench", "sweep", "serve", "--serve-cmd", shared_server_cmd(port), "--after-bench-cmd", "true",
+         "--bench-cmd", shlex.join(bench_argv(port)), "--bench-params", str(params), "--num-runs", "1",
+         "-o", str(out / "sweep"), "-e", "tiny"],
+        out / "sweep.log",
+    )  # fmt: skip
+    found["sweep"] = out / "sweep" / "tiny"
     goodput = [f"{k}:{v:g}" for k, v in GOODPUT.items()]
     rate = [*bench_argv(port, 24, "50,90,95,99"), "--request-rate", "8", "--burstiness", "1.0", "--goodput", *goodput]
     run([*rate, "--save-result", "--result-dir", str(out), "--result-filename", "r8.json"], out / "bench.log")
@@ -120,6 +135,24 @@ def open_loop_outputs(port: int, out: Path, found: dict[str, Path]) -> None:
         out / "workload.log",
     )  # fmt: skip
     found["workload"] = out / "workload" / "tiny"
+
+
+def other_tool_outputs(port: int, out: Path, found: dict[str, Path]) -> None:
+    """llama-benchy at c=1 and c=2, GuideLLM's sweep and AIPerf at 8 req/s."""
+    benchy = tool("CATALOGUE_LLAMA_BENCHY", "llama-benchy")
+    if benchy:
+        corpus, url = serve_corpus(out)
+        try:
+            run(
+                [benchy, "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "tiny", "--tokenizer", str(MODEL),
+                 "--pp", "64", "--tg", "128", "--runs", "2", "--concurrency", "1", "2", "--exact-tg",
+                 "--skip-coherence", "--book-url", url, "--format", "json",
+                 "--save-result", str(out / "benchy.json")],
+                out / "benchy.log",
+            )  # fmt: skip
+        finally:
+            corpus.shutdown()
+        found["benchy"] = out / "benchy.json"
     guidellm = tool("CATALOGUE_GUIDELLM", "GuideLLM")
     if guidellm:
         run(
@@ -177,34 +210,24 @@ def outputs(tmp_path_factory) -> dict[str, Path]:
         while not healthy(f"http://127.0.0.1:{port}/health"):
             assert server.poll() is None and time.monotonic() < deadline, (out / "server.log").read_text()[-3000:]
             time.sleep(1)
-        for c in (1, 2):
-            argv = [*bench_argv(port), "--max-concurrency", str(c), "--save-result", "--result-dir", str(out)]
-            run([*argv, "--result-filename", f"c{c}.json"], out / "bench.log")
-            found[f"c{c}"] = out / f"c{c}.json"
-        benchy = tool("CATALOGUE_LLAMA_BENCHY", "llama-benchy")
-        if benchy:
-            corpus, url = serve_corpus(out)
+        # Two lanes at once: vLLM's client, and the other tools. Each tool's run is mostly its own start (a vLLM
+        # import is ~10 s of one core) and the tiny server has cores to spare, so one after another took 188 s of
+        # CI's serial phase. What the tests read is each tool's own file, whatever load it met.
+        errors: list[BaseException] = []
+
+        def lane(work: Callable[[int, Path, dict[str, Path]], None]) -> None:
             try:
-                run(
-                    [benchy, "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "tiny", "--tokenizer", str(MODEL),
-                     "--pp", "64", "--tg", "128", "--runs", "2", "--concurrency", "1", "2", "--exact-tg",
-                     "--skip-coherence", "--book-url", url, "--format", "json",
-                     "--save-result", str(out / "benchy.json")],
-                    out / "benchy.log",
-                )  # fmt: skip
-            finally:
-                corpus.shutdown()
-            found["benchy"] = out / "benchy.json"
-        params = out / "bench-params.json"
-        params.write_text(json.dumps([{"max_concurrency": 1}, {"max_concurrency": 2}]))
-        run(
-            [VLLM, "bench", "sweep", "serve", "--serve-cmd", shared_server_cmd(port), "--after-bench-cmd", "true",
-             "--bench-cmd", shlex.join(bench_argv(port)), "--bench-params", str(params), "--num-runs", "1",
-             "-o", str(out / "sweep"), "-e", "tiny"],
-            out / "sweep.log",
-        )  # fmt: skip
-        found["sweep"] = out / "sweep" / "tiny"
-        open_loop_outputs(port, out, found)
+                work(port, out, found)
+            except BaseException as error:  # re-raised below, in the test's thread
+                errors.append(error)
+
+        lanes = [threading.Thread(target=lane, args=(work,)) for work in (vllm_outputs, other_tool_outputs)]
+        for thread in lanes:
+            thread.start()
+        for thread in lanes:
+            thread.join()
+        if errors:
+            raise errors[0]
     finally:
         stop_group(server)
     assert not session_members(server.pid), "the tiny server's session outlived it"
