@@ -123,3 +123,38 @@ def test_runs_of_another_trace_are_never_shown_together(entry, tmp_path):
     newer.write_text(json.dumps(data))
     section = agents_section(load_entry(folder))
     assert [row.run.stamp for row in section.rows] == ["20261128T060000Z"] and "seed 9" in section.trace
+
+
+def test_the_chart_plots_the_slos_percentile_beside_its_limit(entry):
+    """The limit drawn is the SLO's p90: the lines are p90 too, whatever the p95 (it plotted p95 against a p90
+    limit, so a level under its limit could be drawn above it)."""
+    section = agents_section(entry)
+    slo = entry.runs[-1].slo
+    assert section is not None and slo is not None and slo.percentile == 90
+    html = ttft_chart(section.rows, slo)
+    assert "p90 TTFT per turn" in html and "p95" not in html
+    louder = [
+        dataclasses.replace(
+            row,
+            levels=[
+                lv.model_copy(update={k: getattr(lv, k).model_copy(update={"p95": 99_999.0}) for k in TTFT_PARTS})
+                for lv in row.levels
+            ],
+        )
+        for row in section.rows
+    ]
+    assert ttft_chart(louder, slo) == html  # the p95 is not drawn
+    lower = [
+        dataclasses.replace(
+            row,
+            levels=[
+                lv.model_copy(update={k: getattr(lv, k).model_copy(update={"p90": 1.0}) for k in TTFT_PARTS})
+                for lv in row.levels
+            ],
+        )
+        for row in section.rows
+    ]
+    assert ttft_chart(lower, slo) != html  # the p90 is
+
+
+TTFT_PARTS = ("ttft_first_ms", "ttft_later_ms")

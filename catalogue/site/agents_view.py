@@ -97,13 +97,18 @@ def capacity_text(cap: SessionCapacity | None) -> str:
 
 
 def ttft_chart(rows: list[ReuseRow], slo: Slo | None) -> str:
-    """Sessions against the p95 TTFT of first and of later turns, a pair of lines per reuse ratio (a count measured
-    twice: its later try), the SLO's TTFT limit and each capacity marked."""
+    """Sessions against the TTFT of first and of later turns at the SLO's percentile (p95 without one), a pair of
+    lines per reuse ratio (a count measured twice: its later try), the SLO's TTFT limit and each capacity marked."""
+    pct = slo.percentile if slo else 95
     series = []
     for row in rows:
         last = {lv.sessions: lv for lv in row.levels}  # levels are sorted by (sessions, probe)
         for part, label in (("ttft_first_ms", "first turns"), ("ttft_later_ms", "later turns")):
-            points = [(float(n), s.p95) for n, lv in sorted(last.items()) if (s := getattr(lv, part)) and s.p95]
+            points = [
+                (float(n), value)
+                for n, lv in sorted(last.items())
+                if (s := getattr(lv, part)) and (value := getattr(s, f"p{pct}")) is not None
+            ]
             series.append(Series(f"reuse {row.reuse:.0%}, {label}", points))
     rules = [Rule(slo.ttft, f"p{slo.percentile} TTFT limit")] if slo and slo.ttft else []
     shares: dict[int, list[str]] = {}  # one mark a session count: ratios with the same capacity share its line
@@ -112,9 +117,9 @@ def ttft_chart(rows: list[ReuseRow], slo: Slo | None) -> str:
             shares.setdefault(row.capacity.sessions, []).append(f"{row.reuse:.0%}")
     marks = [Mark(float(n), f"capacity, reuse {', '.join(s)}") for n, s in shares.items()]
     return chart(
-        "Agent sessions: p95 TTFT per turn",
+        f"Agent sessions: p{pct} TTFT per turn",
         Axis("concurrent sessions"),
-        Axis("p95 TTFT (ms)"),
+        Axis(f"p{pct} TTFT (ms)"),
         series,
         rules=rules,
         marks=marks,
