@@ -43,3 +43,14 @@ def test_a_named_volume_is_shown_by_its_name_and_an_anonymous_one_not():
     assert [g for g in view.options if g[0] in ("--volume", "--mount")] == [["--volume", "open-webui:/x"]]
     found = check_options(["--volume", "open-webui:/x"], {})
     assert [(f.cls, f.option) for f in found] == [("consent", "--volume open-webui")]
+
+
+def test_search_domains_and_resolver_options_are_read_and_need_consent():
+    data = _inspected(None)
+    data["HostConfig"].update(DnsSearch=["example.org"], DnsOptions=["ndots:15"])
+    view = beyond(read_view(data, resolve=False), read_view(_inspected(None), resolve=False))
+    assert ["--dns-search", "example.org"] in view.options
+    assert ["--dns-option", "ndots:15"] in view.options
+    words = [w for group in view.options for w in group]
+    found = [(f.cls, f.option) for f in check_options(words, {})]
+    assert found == [("consent", "--dns-search"), ("consent", "--dns-option")]
