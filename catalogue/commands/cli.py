@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from catalogue.models.errors import CatalogueError
+from catalogue.models.terminal import safe_terminal
 
 DEFAULT_ROOTS = [Path("recipes")]
 COMMAND_GROUP = "catalogue.commands"
@@ -142,7 +143,14 @@ def _ids(text: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `catalogue` command."""
+    """Entry point of the `catalogue` command: everything it prints passes catalogue.models.terminal (a file's
+    control characters reach the terminal escaped)."""
+    with safe_terminal():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
+    """Parse the arguments and run the command; a bad input is one line."""
     args = _parser().parse_args(argv)
     roots = args.root or DEFAULT_ROOTS
     try:

@@ -17,6 +17,7 @@ from catalogue.models.errors import CatalogueError
 from catalogue.models.image_refs import digest_of, repository, same_repository
 from catalogue.models.launch import shell_command
 from catalogue.models.loading import Entry
+from catalogue.models.terminal import printable
 
 CONTENT_ID = re.compile(r"^sha256:[0-9a-f]{64}$")
 """A local image's content id, as `docker image inspect --format {{.Id}}` prints it."""
@@ -152,9 +153,11 @@ def reproduction_text(
     bench = [step.argv for step in steps if step.argv and "bench" in step.argv]
     lines += [f"note: {n}" for n in client_notes(run, bench)]
     lines += [differs] if differs else []
+    out = [printable(line) for line in lines]  # each holds text of the run file: one line, controls escaped
     for step in steps:
-        lines += ["", f"{step.title}:", step.text if step.text is not None else shell_command(step.argv or [])]
-    return "\n".join(lines)
+        body = step.text if step.text is not None else shell_command(step.argv or [])
+        out += ["", printable(f"{step.title}:"), *(printable(line) for line in body.split("\n"))]
+    return "\n".join(out)
 
 
 def client_notes(run: BenchmarkRun, bench: list[list[str]]) -> list[str]:

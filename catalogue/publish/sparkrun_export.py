@@ -15,6 +15,7 @@ from typing import Any
 from catalogue.models.image_refs import digest_of
 from catalogue.models.launch import flag_words, quote
 from catalogue.models.loading import Entry
+from catalogue.models.terminal import printable
 from catalogue.models.yaml_files import dump_yaml
 
 SPARKRUN_DIR = "sparkrun"
@@ -92,7 +93,7 @@ def _not_carried(entry: Entry, pinning: str | None) -> list[str]:
             f"topology: {topology.replicas} replicas behind {topology.router} ({topology.routing_strategy}): this file "
             "runs one replica's server on one machine; sparkrun has no router of replicas"
         )
-    return [" ".join(line.split()) for line in lines]
+    return [printable(" ".join(line.split())) for line in lines]  # a comment line each: no control character
 
 
 def sparkrun_recipe(entry: Entry) -> tuple[str, list[str]]:
