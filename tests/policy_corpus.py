@@ -138,6 +138,13 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "CA bundle": (env("REQUESTS_CA_BUNDLE", "/tmp/ca.pem"), "consent: REQUESTS_CA_BUNDLE: "),
     "hosts entry for the hub": (options("--add-host", "huggingface.co:10.0.0.1"), "consent: --add-host: "),
     "name server": (options("--dns", "10.0.0.1"), "consent: --dns: "),
+    "search domain": (options("--dns-search", "example.org"), "consent: --dns-search: "),
+    "resolver option": (options("--dns-option", "ndots:15"), "consent: --dns-option: "),
+    # the image: a pull or another platform replaces the owner's local/ image with Docker Hub's
+    "pull always": (options("--pull", "always"), "never: --pull: "),
+    "pull always joined": (options("--pull=always"), "never: --pull: "),
+    "pull missing": (options("--pull", "missing"), "never: --pull: "),
+    "other platform": (options("--platform", "linux/arm64"), "never: --platform: "),
     # the runner's labels and the kernel's OOM killer (class 4)
     "runner label": (options("--label", "catalogue.run=keep"), "never: --label catalogue.run=keep: "),
     "runner label in capitals": (options("-l", "Catalogue.Run=keep"), "never: --label catalogue.run=keep: "),

@@ -70,3 +70,14 @@ def test_an_image_mount_is_shown_by_its_image_and_an_unknown_type_by_its_type():
         ("consent", "--mount image=evil/img:1"),
         ("never", "--mount type=cluster"),
     ]
+
+
+def test_search_domains_and_resolver_options_are_read_and_need_consent():
+    data = _inspected(None)
+    data["HostConfig"].update(DnsSearch=["example.org"], DnsOptions=["ndots:15"])
+    view = beyond(read_view(data, resolve=False), read_view(_inspected(None), resolve=False))
+    assert ["--dns-search", "example.org"] in view.options
+    assert ["--dns-option", "ndots:15"] in view.options
+    words = [w for group in view.options for w in group]
+    found = [(f.cls, f.option) for f in check_options(words, {})]
+    assert found == [("consent", "--dns-search"), ("consent", "--dns-option")]

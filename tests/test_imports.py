@@ -177,7 +177,52 @@ def _not_a_sweep(tmp: Path) -> tuple[list[Path], str]:
     return [folder], f"{folder}: a folder, but not a `vllm bench sweep serve` / `serve_workload` output"
 
 
+def _impossible_date(tmp: Path) -> tuple[list[Path], str]:
+    data = json.loads((OUTPUTS / "c1.json").read_text())
+    data["date"] = "20261399-025228"  # month 13, day 99
+    path = tmp / "c1-date.json"
+    path.write_text(json.dumps(data))
+    return [path], f"{path}: date: not a calendar date (YYYY-MM-DD): '2026-13-99'"
+
+
+def _zero_date(tmp: Path) -> tuple[list[Path], str]:
+    data = json.loads((OUTPUTS / "c1.json").read_text())
+    data["date"] = "00000000-000000"
+    path = tmp / "c1-zero.json"
+    path.write_text(json.dumps(data))
+    return [path], f"{path}: date: not a calendar date (YYYY-MM-DD): '0000-00-00'"
+
+
+def _impossible_timestamp(tmp: Path) -> tuple[list[Path], str]:
+    report = json.loads((OUTPUTS / "llama-benchy.json").read_text())
+    report["timestamp"] = "2026-02-30T00:00:00"
+    path = tmp / "benchy-date.json"
+    path.write_text(json.dumps(report))
+    return [path], f"{path}: timestamp: not a calendar date (YYYY-MM-DD): '2026-02-30'"
+
+
+def _impossible_start_time(tmp: Path) -> tuple[list[Path], str]:
+    data = json.loads((OUTPUTS / "aiperf-concurrency.json").read_text())
+    data["start_time"] = "9999-99-99T00:00:00"
+    path = tmp / "aiperf-date.json"
+    path.write_text(json.dumps(data))
+    return [path], f"{path}: start_time: not a calendar date (YYYY-MM-DD): '9999-99-99'"
+
+
+def _guidellm_start_beyond_time(tmp: Path) -> tuple[list[Path], str]:
+    data = json.loads((OUTPUTS / "guidellm-concurrent.json").read_text())
+    data["benchmarks"][0]["start_time"] = 1e300
+    path = tmp / "guidellm-date.json"
+    path.write_text(json.dumps(data))
+    return [path], f"{path}: benchmarks[0].start_time: not a time (Unix seconds): 1e+300"
+
+
 BAD = [
+    _impossible_date,
+    _zero_date,
+    _impossible_timestamp,
+    _impossible_start_time,
+    _guidellm_start_beyond_time,
     _truncated,
     _missing_field,
     _missing_metric_field,

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import html
+
+import markdown
+import pytest
+
 from catalogue.site.page import Page
 
 BODY = (
@@ -30,3 +35,26 @@ def test_description_is_shortened_at_a_word_for_search_engines():
 
 def test_hide_goes_into_the_front_matter():
     assert Page("index.md", "t", "d", hide=("navigation",)).meta["hide"] == ["navigation"]
+
+
+HOSTILE_TITLES = [
+    'Tiny {: onclick="alert(1)" }',
+    "Tiny { #x .y onclick='alert(1)' }",
+    'Tiny <img src=x onerror="alert(1)">',
+    "Tiny\n\n{: onclick=alert(1) }",
+    "Tiny &lt;b&gt; [link](javascript:alert(1))",
+]
+
+
+@pytest.mark.parametrize("title", HOSTILE_TITLES)
+def test_a_title_renders_as_its_own_text_with_the_exports_extensions(title):
+    """Rendered by Python-Markdown with the export's extensions (tools/zensical_check.py): one h1, no attribute,
+    no element of the title's, and the text reads as the title."""
+    rendered = markdown.markdown(
+        Page("x.md", title, "d").markdown().split("---\n", 2)[2],
+        extensions=["admonition", "attr_list", "md_in_html"],
+    )
+    assert rendered.startswith("<h1>") and rendered.endswith("</h1>"), rendered
+    assert rendered.count("<") == 2, rendered  # <h1> and </h1>: no element, no attribute
+    shown = html.unescape(rendered.removeprefix("<h1>").removesuffix("</h1>"))
+    assert shown == " ".join(title.split())

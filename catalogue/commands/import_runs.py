@@ -166,7 +166,7 @@ def build_run(group: Group, source: Source, recorded: dt.datetime) -> tuple[Benc
         method="imported",
         source_title=source.title or f"{tool} results ({files})",
         source=source.source or f"files {files}, kept in {RUNS_DIR}/{stamp}/",
-        source_date=source.date or (dt.date.fromisoformat(dates[0]) if dates else None),
+        source_date=source.date or (dates[0] if dates else None),
         tool=tool,
         image=source.image,
         vllm_version=source.vllm_version,

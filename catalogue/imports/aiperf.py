@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from catalogue.imports.source import ImportedLevels, is_number, require
+from catalogue.imports.source import ImportedLevels, file_date, is_number, require
 from catalogue.imports.vllm_bench import PREFILL_DERIVATION
 from catalogue.models.benchmark import LevelResult, RateLevel, Stats
 from catalogue.models.errors import CatalogueError
@@ -207,7 +207,9 @@ def read_export(path: Path, data: dict[str, Any]) -> ImportedLevels:
         tool=TOOL,
         tool_version=str(data.get("aiperf_version") or "") or None,
         model=_model(config),
-        date=str(data["start_time"])[:10] if isinstance(data.get("start_time"), str) else None,
+        date=(
+            file_date(path, data["start_time"][:10], "start_time") if isinstance(data.get("start_time"), str) else None
+        ),
         input_tokens=isl if isl is not None and osl is not None else prompt_mean,
         output_tokens=osl if isl is not None and osl is not None else _avg(path, data, "output_sequence_length"),
         prompts=phase.get("requests") if isinstance(phase.get("requests"), int) else None,

@@ -269,7 +269,7 @@ def read_report(path: Path, data: dict[str, Any]) -> ImportedLevels:
         tool=TOOL,
         tool_version=str(tool_version) if tool_version else None,
         model=str(model or ""),
-        date=dt.datetime.fromtimestamp(start, dt.UTC).date().isoformat() if isinstance(start, (int, float)) else None,
+        date=_day(path, start),
         input_tokens=prompt_len if exact else (prompt_sum / prompt_n if prompt_n else None),
         output_tokens=output_len if exact else (output_sum / output_n if output_n else None),
         prompts=_requests_rule(data),
@@ -282,3 +282,13 @@ def read_report(path: Path, data: dict[str, Any]) -> ImportedLevels:
         slo_limits=limits,
         notes=notes,
     )
+
+
+def _day(path: Path, start: object) -> dt.date | None:
+    """The UTC day of a benchmark's start_time (Unix seconds); one that is no time (1e300, nan) is refused."""
+    if not isinstance(start, (int, float)) or isinstance(start, bool):
+        return None
+    try:
+        return dt.datetime.fromtimestamp(start, dt.UTC).date()
+    except (ValueError, OverflowError, OSError):
+        raise CatalogueError(path, f"not a time (Unix seconds): {start!r}", "benchmarks[0].start_time") from None

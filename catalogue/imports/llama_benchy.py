@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from catalogue.imports.source import ImportedLevels, read_json, require
+from catalogue.imports.source import ImportedLevels, file_date, read_json, require
 from catalogue.models.benchmark import LevelResult, Stats
 from catalogue.models.errors import CatalogueError
 
@@ -108,7 +108,7 @@ def read_report(path: Path) -> list[ImportedLevels]:
             tool=TOOL,
             tool_version=version,
             model=model,
-            date=timestamp[:10] if isinstance(timestamp, str) and len(timestamp) >= 10 else None,
+            date=file_date(path, timestamp[:10], "timestamp") if isinstance(timestamp, str) else None,
             input_tokens=pp,
             output_tokens=tg,
             prompts=None,

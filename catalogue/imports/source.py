@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -10,6 +11,14 @@ from catalogue.models.benchmark import LevelResult, RateLevel
 from catalogue.models.bounded import MAX_IMPORT_BYTES, load_json, read_bounded
 from catalogue.models.errors import CatalogueError
 from catalogue.policy.file_secrets import check_json
+
+
+def file_date(path: Path, text: str, where: str) -> dt.date:
+    """The calendar day 'YYYY-MM-DD' a file records, or one line naming the file and field (no 2026-13-99)."""
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise CatalogueError(path, f"not a calendar date (YYYY-MM-DD): {text[:40]!r}", where) from None
 
 
 @dataclass
@@ -22,8 +31,8 @@ class ImportedLevels:
     """Its version when the file records it."""
     model: str
     """Model name the tool sent requests for."""
-    date: str | None
-    """ISO date the tool ran, when the file records it."""
+    date: dt.date | None
+    """Day the tool ran, when the file records it (read through file_date: a real calendar day)."""
     input_tokens: float | None
     """Mean prompt tokens per request the tool counted (or configured, for tools that fix it)."""
     output_tokens: float | None

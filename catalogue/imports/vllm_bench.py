@@ -5,12 +5,13 @@ default rate (inf) with `--max-concurrency` is a concurrency level. The runner m
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from pathlib import Path
 from typing import Any
 
-from catalogue.imports.source import ImportedLevels, is_number, read_json, require
+from catalogue.imports.source import ImportedLevels, file_date, is_number, read_json, require
 from catalogue.models.benchmark import LevelResult, RateLevel, Stats
 from catalogue.models.errors import CatalogueError
 from catalogue.stats.request_samples import (
@@ -193,7 +194,7 @@ def _levels(path: Path, data: dict[str, Any], raw_name: str) -> ImportedLevels:
         tool=TOOL,
         tool_version=None,
         model=str(data.get("model_id") or ""),
-        date=_date(data.get("date")),
+        date=_date(path, data.get("date")),
         input_tokens=data["total_input_tokens"] / data["completed"],
         output_tokens=data["total_output_tokens"] / data["completed"],
         prompts=int(data.get("num_prompts") or data["completed"]),
@@ -263,8 +264,8 @@ def read_sweep(folder: Path) -> list[ImportedLevels]:
     return out
 
 
-def _date(text: object) -> str | None:
-    """'20261123-025228' -> '2026-11-23'."""
+def _date(path: Path, text: object) -> dt.date | None:
+    """'20261123-025228' -> 2026-11-23; a day that is no calendar day (20261399) is refused."""
     if isinstance(text, str) and len(text) >= 8 and text[:8].isdigit():
-        return f"{text[:4]}-{text[4:6]}-{text[6:8]}"
+        return file_date(path, f"{text[:4]}-{text[4:6]}-{text[6:8]}", "date")
     return None

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from catalogue.models.terminal import printable
 from catalogue.policy import rules
 
 FindingClass = Literal["never", "consent", "note"]
@@ -44,12 +45,13 @@ class PolicyFinding:
         return self.cls == "never" or (self.cls == "consent" and self.reason is None)
 
     def line(self) -> str:
-        """`<class>: <option>: <why> (<how>)`."""
-        return f"{self.cls}: {self.option}: {self.why} ({self.how})"
+        """`<class>: <option>: <why> (<how>)`, one line: a recipe's text (its reason, a name) with its control
+        characters escaped (catalogue.models.terminal.printable), so no finding rewrites the terminal."""
+        return printable(f"{self.cls}: {self.option}: {self.why} ({self.how})")
 
     def __str__(self) -> str:
         where = f"{self.source}:{self.lineno}" if self.lineno else self.source
-        return f"{where}: {self.line()}" if where else self.line()
+        return f"{printable(where)}: {self.line()}" if where else self.line()
 
 
 def consent(name: str, why: str, basis: str, declared: Mapping[str, str], field: tuple) -> PolicyFinding:

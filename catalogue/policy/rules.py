@@ -250,6 +250,33 @@ OPTION_RULES: tuple[OptionRule, ...] = (
     OptionRule(
         "dns", "*", "consent", "a name server of the recipe's choice answers every lookup", "catalogue token rule"
     ),
+    OptionRule(
+        "dns-search",
+        "*",
+        "consent",
+        "the recipe's search domains complete every short host name",
+        "catalogue token rule",
+    ),
+    OptionRule(
+        "dns-option", "*", "consent", "the recipe's resolver options shape every lookup", "catalogue token rule"
+    ),
+    # The image: the owner's local/ images are built here and never pulled; a pull or another platform would fetch
+    # docker.io/local/... from Docker Hub in its place. Neither shows in `docker inspect`: only this gate sees them.
+    OptionRule("pull", "never", "allowed", "the image already here", "catalogue image rule"),
+    OptionRule(
+        "pull",
+        "*",
+        "never",
+        "docker fetches the image from its registry, replacing the owner's local image (local/ names too)",
+        "catalogue image rule",
+    ),
+    OptionRule(
+        "platform",
+        "*",
+        "never",
+        "docker fetches the image for that platform from its registry, replacing the owner's local image",
+        "catalogue image rule",
+    ),
     # A health check is a command docker runs in the container, with its variables (the token) and its network: the
     # runner checks the server's health itself, from outside.
     OptionRule(
@@ -286,8 +313,6 @@ ALLOWED_OPTIONS: dict[str, str] = {
     "detach-keys": "terminal handling",
     "quiet": "pull output",
     "help": "prints help",
-    "pull": "when to pull the image",
-    "platform": "image platform",
     "disable-content-trust": "image verification setting",
     "init": "an init process in the container",
     "read-only": "a read-only root filesystem (CIS 5.12)",
@@ -297,8 +322,6 @@ ALLOWED_OPTIONS: dict[str, str] = {
     "workdir": "the working folder inside the container",
     "hostname": "the container's own hostname",
     "domainname": "the container's own domain name",
-    "dns-option": "name resolution inside the container",
-    "dns-search": "name resolution inside the container",
     "ip": "a container address",
     "ip6": "a container address",
     "link-local-ip": "a container address",

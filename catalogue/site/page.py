@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 SECTION = re.compile(r'<h2 id="([^"]+)">(.*?)<a class="headerlink"')
 MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]#])")
+BRACES = {"{": "&#123;", "}": "&#125;"}  # attr_list reads '{: ...}' / '{ ... }' after a heading as attributes
 DESCRIPTION_LIMIT = 160  # what search engines show of a meta description
 
 
@@ -51,9 +52,16 @@ class Page:
     def markdown(self) -> str:
         """The page as one Markdown file: front matter, the title, then the HTML blocks."""
         front = "\n".join(f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in self.meta.items())
-        heading = MARKDOWN_SPECIALS.sub(r"\\\1", html.escape(self.title, quote=False))
+        heading = markdown_text(self.title)
         blocks = [f"---\n{front}\n---", f"# {heading}", self.head, self.lead, self.body]
         return "\n\n".join(b for b in blocks if b) + "\n"
+
+
+def markdown_text(text: str) -> str:
+    """Plain text as one line of Markdown that reads as that text: HTML-escaped (quotes too), attr_list's braces as
+    entities, Markdown's marks backslashed, every run of whitespace one space (no new block)."""
+    marked = MARKDOWN_SPECIALS.sub(r"\\\1", " ".join(text.split()))  # before the entities, whose '#' it would mark
+    return re.sub(r"[{}]", lambda m: BRACES[m.group()], html.escape(marked, quote=True))
 
 
 def _shorten(text: str, limit: int = DESCRIPTION_LIMIT) -> str:

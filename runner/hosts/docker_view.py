@@ -168,6 +168,8 @@ def _settings(host: dict[str, Any]) -> list[list[str]]:
     groups += [["--sysctl", f"{k}={v}"] for k, v in sorted((host.get("Sysctls") or {}).items())]
     groups += [["--add-host", h] for h in host.get("ExtraHosts") or []]
     groups += [["--dns", d] for d in host.get("Dns") or []]
+    groups += [["--dns-search", d] for d in host.get("DnsSearch") or []]
+    groups += [["--dns-option", d] for d in host.get("DnsOptions") or []]
     groups += [["--volumes-from", v] for v in host.get("VolumesFrom") or []]
     if host.get("OomKillDisable"):
         groups.append(["--oom-kill-disable"])

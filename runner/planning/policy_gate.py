@@ -12,6 +12,7 @@ from pathlib import Path
 
 from catalogue.models.errors import yaml_line
 from catalogue.models.loading import RECIPE_FILE, Entry
+from catalogue.models.terminal import printable
 from catalogue.policy.check import (
     PolicyContext,
     PolicyFinding,
@@ -118,8 +119,10 @@ def refusals(found: list[PolicyFinding], allowed: list[str]) -> list[str]:
         finding = next(f for f in found if f.option == name)
         where = f"{finding.source}:{finding.lineno}" if finding.lineno else finding.source
         lines.append(
-            f"{where}: consent: {name}: {finding.why}; the owner has not allowed it "
-            f"(declared: {finding.reason}; run with --allow '{name}')"
+            printable(
+                f"{where}: consent: {name}: {finding.why}; the owner has not allowed it "
+                f"(declared: {finding.reason}; run with --allow '{name}')"
+            )
         )
     return lines
 
