@@ -5,6 +5,7 @@ part fails the test instead of passing it quietly (as conftest.py's `engine` fix
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
@@ -46,3 +47,11 @@ def tool_or_skip(variable: str, name: str) -> str:
         missing(f"{name} not installed (${variable}); nox -s tests installs it")
     assert command is not None
     return command
+
+
+def as_at_a_terminal() -> None:
+    """`preexec_fn` of a child that a test stops with Ctrl-C: SIGINT at its default, as a shell at a terminal leaves
+    it. A command started in the background of a non-interactive shell (`nohup bash .ci/run &`) inherits SIGINT
+    ignored, and so does every Python it starts: the runner then never sees the test's Ctrl-C (two fresh-clone runs
+    of the suite started that way failed both Ctrl-C tests on a timeout)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

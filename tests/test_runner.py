@@ -29,7 +29,7 @@ from runner.refresh import execute
 from runner.state import Progress
 from tests.env_probe import leaks, probing, set_fake_credentials
 from tests.gpu_support import NO_GPU, gpu_names
-from tests.needs import needs_vllm, tool
+from tests.needs import as_at_a_terminal, needs_vllm, tool
 
 pytestmark = pytest.mark.engine  # the runner's process sessions, Ctrl-C and kills, timed: alone on the machine
 
@@ -395,7 +395,12 @@ def test_ctrl_c_stops_everything(tiny):
         "sys.exit(execute(p, e, Progress()))"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=as_at_a_terminal,
     )
     # The server is up and recorded (sessions.txt is written once its session exists): Ctrl-C lands during boot.
     deadline = time.monotonic() + 120

@@ -21,6 +21,7 @@ from catalogue.models.loading import load_entry
 from catalogue.site.pages import render_recipe
 from catalogue.stats.run_differences import flag_items
 from tests.docker_support import docker_env, free_port, free_ports, labelled_containers, live_sessions
+from tests.needs import as_at_a_terminal
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.docker, pytest.mark.server]
@@ -283,6 +284,7 @@ def test_ctrl_c_during_boot_removes_every_container(engine, tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=as_at_a_terminal,
     )
     _wait_for(lambda: len(labelled_containers("catalogue.recipe=tiny-cpu-docker")) >= 2, 120, proc)  # server + client
     proc.send_signal(signal.SIGINT)
