@@ -45,6 +45,7 @@ from catalogue.stats.probe_size import deciding
 from catalogue.stats.regression import report
 from runner.refresh import REGRESSED
 from simulator.profile import load_profile
+from simulator.server import lateness_line
 from simulator.truth import Scheduler, capacity
 
 RECIPE = "sim-tiny"
@@ -130,8 +131,7 @@ def _refresh(root: Path, name: str, port: int, *extra: str) -> tuple[int, dict]:
     entry = load_entry(root / name)
     assert entry.latest is not None
     log = root / name / "runs" / entry.latest.stamp / "server.log"
-    late = [line for line in log.read_text().splitlines() if "lateness:" in line] if log.is_file() else []
-    print(f"  {late[-1] if late else 'simulator: no lateness line in its log'}", flush=True)
+    print(f"  {lateness_line(log)}", flush=True)
     return process.returncode, entry.latest.model_dump(mode="json")
 
 

@@ -10,6 +10,7 @@ import random
 import time
 from dataclasses import dataclass
 from itertools import count
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -53,6 +54,12 @@ class Lateness:
             f"simulator: lateness: {self.steps} steps, {self.late} ({share:.1%}) ended more than "
             f"{LATE_S * 1000:g} ms after their planned end, the latest by {self.worst_s * 1000:.1f} ms"
         )
+
+
+def lateness_line(log: Path) -> str:
+    """The last lateness line a simulator wrote to its log (`Lateness.text`, printed when it stops)."""
+    lines = [line for line in log.read_text().splitlines() if "lateness:" in line] if log.is_file() else []
+    return lines[-1] if lines else "simulator: no lateness line in its log"
 
 
 class Simulated:

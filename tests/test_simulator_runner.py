@@ -14,6 +14,7 @@ import pytest
 
 from catalogue.models.loading import load_entry
 from simulator.profile import load_profile
+from simulator.server import lateness_line
 from simulator.truth import Scheduler, capacity, simulate
 from tests.site_support import REPO
 
@@ -41,8 +42,7 @@ def refreshed(tmp_path_factory):
     entry = load_entry(root / "sim-tiny")
     assert entry.latest is not None
     log = root / "sim-tiny" / "runs" / entry.latest.stamp / "server.log"
-    late = [line for line in log.read_text().splitlines() if "lateness:" in line]
-    return entry, f"{' '.join(seeds)}; {late[-1] if late else 'no lateness line'}"
+    return entry, f"{' '.join(seeds)}; {lateness_line(log)}"
 
 
 SEED_STEP = 100_000

@@ -49,9 +49,13 @@ class PolicyFinding:
         characters escaped (catalogue.models.terminal.printable), so no finding rewrites the terminal."""
         return printable(f"{self.cls}: {self.option}: {self.why} ({self.how})")
 
+    @property
+    def where(self) -> str:
+        """`file:line`, the file alone, or '' (a paste with no file)."""
+        return f"{self.source}:{self.lineno}" if self.lineno else self.source
+
     def __str__(self) -> str:
-        where = f"{self.source}:{self.lineno}" if self.lineno else self.source
-        return f"{printable(where)}: {self.line()}" if where else self.line()
+        return f"{printable(self.where)}: {self.line()}" if self.where else self.line()
 
 
 def consent(name: str, why: str, basis: str, declared: Mapping[str, str], field: tuple) -> PolicyFinding:

@@ -117,10 +117,9 @@ def refusals(found: list[PolicyFinding], allowed: list[str]) -> list[str]:
     given = [normal_allow(a) for a in allowed]
     for name in missing_allows(found, given):
         finding = next(f for f in found if f.option == name)
-        where = f"{finding.source}:{finding.lineno}" if finding.lineno else finding.source
         lines.append(
             printable(
-                f"{where}: consent: {name}: {finding.why}; the owner has not allowed it "
+                f"{finding.where}: consent: {name}: {finding.why}; the owner has not allowed it "
                 f"(declared: {finding.reason}; run with --allow '{name}')"
             )
         )
