@@ -15,6 +15,7 @@ from catalogue.models.errors import CatalogueError
 from catalogue.models.loading import RUNS_DIR, Entry
 from catalogue.models.platform import ProfilePart
 from catalogue.models.recipe import ClusterTopology, Recipe
+from catalogue.models.runner_mounts import COMPILE_CACHE_HOST
 from catalogue.models.topology import Layout, RouterLaunch, ServerLaunch, layout, runs_serve_itself
 from catalogue.policy.docker_options import option_name, option_value, split_options
 from runner.hosts.containers import CACHE_MOUNT, LABEL_RECIPE, LABEL_RUN, own_options
@@ -25,7 +26,7 @@ from runner.planning.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.planning.jobs import level_jobs
 from runner.planning.plan_data import NodeRun, Plan, slug
 
-CACHE_ROOT = "~/.cache/catalogue/compile"
+CACHE_ROOT = COMPILE_CACHE_HOST
 """vLLM's and torch.compile's caches, one folder per image and recipe (mode 0700), so a second boot is warm: under
 the owner's cache folder on this machine; on another host, under /var/tmp (its home folder is not known here)."""
 REMOTE_CACHE_ROOT = "/var/tmp/catalogue-compile-cache"
