@@ -87,7 +87,7 @@ def test_the_static_landing_reads_the_workdir_and_the_platforms_binds():
     assert landing_for([], None).runner_binds == runner_binds(None)
 
 
-@pytest.mark.parametrize("recipe", ["examples/tiny-cpu-docker", "recipes/gptoss-120b"])
+@pytest.mark.parametrize("recipe", ["examples/tiny-cpu-docker", "recipes/gptoss-120b", "recipes/glm4-9b-chat-ngc-2510"])
 def test_the_policy_knows_every_bind_the_plan_adds(recipe):
     """The targets the policy refuses writes into are exactly the runner's own mounts of a planned server."""
     entry = load_entry(REPO / recipe)
