@@ -44,11 +44,15 @@ def test_a_run_recorded_beyond_the_clock_skew_is_refused_and_within_it_passes():
 
 def test_an_import_measured_after_it_was_recorded_is_refused_on_its_source_date():
     run = parse_run(IMPORTED)
-    later = run.recorded_at.date() + dt.timedelta(days=1)
+    later = (run.recorded_at + CLOCK_SKEW + dt.timedelta(days=1)).date()
     moved = run.model_copy(update={"provenance": run.provenance.model_copy(update={"source_date": later})})
     with pytest.raises(CatalogueError) as caught:
         refuse_future(IMPORTED, moved, NOW)
     assert caught.value.field == "provenance.source_date" and str(later) in str(caught.value)
+    local = (run.recorded_at + CLOCK_SKEW).date()  # a source a time zone ahead of UTC
+    refuse_future(
+        IMPORTED, run.model_copy(update={"provenance": run.provenance.model_copy(update={"source_date": local})}), NOW
+    )
 
 
 def test_validate_names_a_run_file_dated_2099(tmp_path, capsys):
