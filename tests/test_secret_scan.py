@@ -269,3 +269,10 @@ def test_quiet_names_zeroes_only_a_word_of_two_or_more_names_and_keeps_the_lengt
     quiet = quiet_names(text)
     assert len(quiet) == len(text) and quiet.startswith('x_password = "v" ') and quiet.endswith(" ab")
     assert "api_key" not in quiet and "pwd" not in quiet and "0" * 14 in quiet
+
+
+def test_a_line_of_many_distinct_tokens_is_read_in_linear_time():
+    tokens = [f"hf_{i:08d}SeCrEtToKeN{i:08d}" for i in range(20_000)]
+    with deadline(20):  # each hit was compared with every earlier one: about 2e8 comparisons
+        hits = plugin_hits(" ".join(tokens))
+    assert sorted(hit.value for hit in hits if hit.kind == "Hugging Face Token") == tokens  # each once

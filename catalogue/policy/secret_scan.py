@@ -140,7 +140,7 @@ def plugin_hits(line: str, number: int = 1, filename: str = "recipe.yaml") -> li
 
 
 def _plugin_hits(line: str, number: int, filename: str) -> list[Secret]:
-    out: list[Secret] = []
+    out: dict[Secret, None] = {}  # in order, each once (windows overlap)
     for offset, window in windows(line):
         for plugin in plugins():
             text = window
@@ -155,9 +155,9 @@ def _plugin_hits(line: str, number: int, filename: str) -> list[Secret]:
                 if found.type == "Base64 High Entropy String" and is_path(value):
                     continue
                 hit = Secret(number, found.type, mask(value), value)
-                if value and is_literal(value) and hit not in out:
-                    out.append(hit)
-    return out
+                if value and is_literal(value):
+                    out[hit] = None
+    return list(out)
 
 
 def keyword_hits(line: str, number: int = 1) -> list[Secret]:
