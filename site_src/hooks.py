@@ -209,9 +209,14 @@ def on_startup(command: str, dirty: bool) -> None:
 
 
 def on_serve(server: LiveReloadServer, config: MkDocsConfig, builder: Any) -> LiveReloadServer:
-    """Reload on any edit under the recipe folders, wherever they are (MkDocs' public watch API)."""
-    for root in recipe_roots(config):
-        server.watch(str(root))
+    """Reload on any edit under the recipe folders, wherever they are (MkDocs' public watch API), seen from the
+    system's file events where it has them (mkdocs_adapter.file_events; MkDocs polls every 0.5 s)."""
+    roots = [str(root) for root in recipe_roots(config)]
+    adapter = importlib.import_module("catalogue.site.mkdocs_adapter")
+    if adapter.file_events(server, [*roots, *config["watch"]]):
+        log.info("catalogue: watching for edits with the system's file events")
+    for root in roots:
+        server.watch(root)
     return server
 
 
