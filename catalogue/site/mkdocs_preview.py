@@ -19,8 +19,7 @@ Two ways to serve (`Preview.dirty`):
   not the same paths as last time (their HTML is removed first: MkDocs renders them only when it is missing or
   older than their source), so their links are checked against this build's pages, and otherwise stay (what
   they link to is the same: an edit of one recipe renders none of them) but those the nav lists untitled (the nav
-  reads their title from the rendered page); and when the signature changes the
-  site folder is emptied first,
+  reads their title from the rendered page); and when the signature changes the site folder is emptied first,
   so every page and theme file is written again. Material's search plugin, under --dirty, keeps its last
   index and appends each build's entries: `_merge_search` keeps each page's newest run of entries.
   MkDocs warns that a dirty build may leave stale navigation and links: for this site that does not hold,
