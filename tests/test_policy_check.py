@@ -1,0 +1,491 @@
+"""catalogue.policy.check: each `docker run` option, mount, variable and flag of a launch as the line it prints
+(texts from the policy's tables: catalogue/policy/rules.py, paths.py, env.yaml, flags.yaml), the value forms docker
+reads (a label's key in any case, a capability with or without CAP_, a device's host side, the long --network
+syntax), the recipe's declared consent, the file's lines and the secrets written in it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from catalogue.models.recipe import Serving
+from catalogue.policy import rules
+from catalogue.policy.check import (
+    check_launch,
+    check_options,
+    check_recipe_file,
+    check_serving,
+    context_for,
+    declared_map,
+    errors,
+    merge_secrets,
+    missing_allows,
+    option_rule,
+    required_allows,
+    secret_findings,
+    unused_consent,
+)
+from catalogue.policy.finding import PolicyFinding
+from catalogue.policy.mounts import PolicyContext
+
+REPO = Path(__file__).resolve().parents[1]
+HF = "hf_" + "CheckPolicyToken0123456789ab"
+MOUNT_BASIS = "CIS 5.5, 5.31; PSS baseline: HostPath Volumes"
+UNNAMED = "mounts a host folder the owner has not named (hosts file allow_mounts) nor the profile's HF cache"
+CACHE = "/root/.cache/huggingface"
+FOLDED = "the platform profile mounts the Hugging Face cache here: the runner mounts the owner's cache instead"
+FOLDED_HOW = "the owner names the host folder in the hosts file (hf_home) or $HF_HOME"
+LOCAL = {"host": "127.0.0.1"}
+
+
+def how(name: str) -> str:
+    return f"(declare it in serving.consent with a reason; the owner runs it with --allow '{name}')"
+
+
+def one(options: list[str], declared=None, context=None) -> PolicyFinding:
+    (found,) = check_options(options, declared or {}, context)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "cls", "why"),
+    [
+        ("cap-add", "cap_net_admin", "consent", "adds a kernel capability beyond docker's default set"),
+        ("cap-add", "NET_ADMIN", "consent", "adds a kernel capability beyond docker's default set"),
+        ("label", "CATALOGUE.run=x", "never", "a label of the runner's own: clean-up finds its containers by them"),
+        ("label", "app=catalogue.x", None, None),  # only the key is read in lower case
+        ("device", "nvidia.com/gpu=all", "allowed", "the GPU through its runtime (CDI)"),
+        ("device", "/dev/infiniband:/dev/infiniband:rwm", "consent", "exposes a host device to the container"),
+        ("network", "name=container:db,alias=x", "consent", "joins another container's network namespace"),
+        ("network", "NAME=container:db , alias=x", "consent", "joins another container's network namespace"),
+        ("network", "name=bridge,name=container:db", "consent", "joins another container's network namespace"),
+        ("network", "alias=x,driver-opt=y", None, None),  # no name field: the value as written
+        ("network", '"name=container:db', None, None),  # docker's CSV cannot read it: the value as written
+        ("network", "host", None, None),
+        ("uts", "host", "consent", "shares the host's UTS namespace (its hostname)"),
+        ("uts", "private", None, None),
+        ("runtime", "nvidia", "allowed", "the GPU runtime"),
+    ],
+)
+def test_option_rule_reads_the_value_as_docker_does(option, value, cls, why):
+    rule = option_rule(option, value)
+    assert (rule.cls, rule.why) == (cls, why) if cls else rule is None
+
+
+def test_a_rule_names_the_value_docker_reads():
+    assert one(["--cap-add=cap_sys_ptrace"]).line() == (
+        "consent: --cap-add SYS_PTRACE: adds a kernel capability beyond docker's default set "
+        + how("--cap-add SYS_PTRACE")
+    )
+    assert one(["--cap-add", "CAP_IPC_LOCK"]).option == "--cap-add IPC_LOCK"
+    label = one(["-l", "Catalogue.Run=keep"])
+    assert label.line() == (
+        "never: --label catalogue.run=keep: a label of the runner's own: clean-up finds its containers by them "
+        "(never allowed)"
+    )
+    assert label.basis == "catalogue policy"
+    assert one(["--device", "/dev/infiniband:/dev/infiniband"]).option == "--device /dev/infiniband"
+    assert one(["--network", "name=container:db,alias=x"]).option == "--network container:db"
+
+
+def test_a_rule_without_the_value_in_its_name():
+    never = one(["--log-driver", "gelf"])
+    assert never.line() == (
+        "never: --log-driver: sends the container's log where the recipe says (the runner keeps it) (never allowed)"
+    )
+    assert never.basis == "CIS 2.13"
+    assert never.field == ("serving", "container", "options", 0)
+    consent = one(["--rm", "--entrypoint", "/bin/sh"], {"--entrypoint": "a shell"})
+    assert consent.line() == (
+        "consent: --entrypoint: replaces the image's entrypoint with another program (declared: a shell; the owner "
+        "runs it with --allow '--entrypoint')"
+    )
+    assert consent.field == ("serving", "container", "options", 1)
+
+
+def test_allowed_options_and_switches_turned_off_give_nothing():
+    assert check_options(["--gpus", "all", "--ipc=host", "--network", "host", "--shm-size", "64g"], {}) == []
+    assert check_options(["--privileged=false", "--oom-kill-disable=0", "--privileged=FALSE"], {}) == []
+    assert one(["--privileged=true"]).line() == (
+        "consent: --privileged: gives the container every capability and every host device " + how("--privileged")
+    )
+    assert one(["--entrypoint=false"]).option == "--entrypoint"  # a value, not a switch
+
+
+def test_an_option_docker_does_not_have_is_never():
+    version = json.loads((REPO / "snapshots" / "docker-run.json").read_text())["docker_version"]
+    found = one(["--no-such-option"])
+    assert found.line() == (
+        f"never: --no-such-option: not a `docker run` option of docker {version}: the policy cannot classify it "
+        "(never allowed)"
+    )
+    assert found.basis == "catalogue policy"
+
+
+def test_an_option_with_no_rule_is_never(monkeypatch):
+    """A docker option the table does not class (a new docker release): never until it has a rule."""
+    monkeypatch.setattr(rules, "ALLOWED_OPTIONS", frozenset(rules.ALLOWED_OPTIONS) - {"hostname"})
+    found = one(["--hostname", "box"])
+    assert found.line() == "never: --hostname: not classified by the run policy (never allowed)"
+    assert (found.basis, found.field) == ("catalogue policy", ("serving", "container", "options", 0))
+
+
+def test_env_options_go_through_the_variables_policy():
+    bare = one(["-e", "HF_TOKEN"])
+    assert bare.line() == (
+        "never: --env HF_TOKEN: docker copies the owner's HF_TOKEN into the container: the runner passes variables "
+        "itself (serving.env, or serving.env_from_host by name) (never allowed)"
+    )
+    assert bare.basis == "catalogue secrets rule"
+    found = check_options(["--rm", "-e", "LD_PRELOAD=/x.so", "--env=VLLM_CACHE_ROOT=/c", "-e", "=x"], {})
+    assert [(f.cls, f.option, f.field) for f in found] == [
+        ("never", "LD_PRELOAD", ("serving", "container", "options", 1)),
+        ("never", "VLLM_CACHE_ROOT", ("serving", "container", "options", 3)),
+    ]
+    assert found[1].why.startswith("the runner sets VLLM_CACHE_ROOT itself")
+    (declared,) = check_options(["-e", "SOME_SETTING=1"], {"SOME_SETTING": "mine"})
+    assert (declared.cls, declared.reason) == ("consent", "mine")
+    assert check_options(["-e", "HF_HUB_OFFLINE=1"], {}) == []
+
+
+@pytest.mark.parametrize(
+    ("options", "line"),
+    [
+        (
+            ["--mount", 'type=bind,"src=/a'],
+            "never: --mount: docker's CLI cannot read this value (a quoted field with no closing \"), so the policy "
+            "cannot say what it mounts (write it as docker reads it: key=value fields, one line, quotes only around "
+            "whole fields)",
+        ),
+        (
+            ["--mount", "type=bind,src=/a,source=/b,dst=/x"],
+            "never: --mount /b: a field given twice (src, source): docker's CLI uses the last, so the text reads two "
+            "ways (never allowed: give each field of the mount once)",
+        ),
+        (
+            ["--mount", "type=cluster,dst=/x"],
+            "never: --mount type=cluster: a mount type the policy does not know ('cluster'): docker or a plugin "
+            "decides what it mounts (use a bind, a volume or a tmpfs)",
+        ),
+        (
+            ["--mount", "type=image,source=alpine,target=/a"],
+            "consent: --mount image=alpine: mounts the files of another image into the container (docker 28's image "
+            "mounts): files the serving image then reads, such as Python modules on its path, come from that image "
+            + how("--mount image=alpine"),
+        ),
+        (
+            ["--mount", "type=volume,dst=/d,volume-driver=sshfs"],
+            "consent: --mount volume-driver=sshfs: a volume of the sshfs driver: the plugin decides what it mounts "
+            + how("--mount volume-driver=sshfs"),
+        ),
+        (
+            ["-v", "cache:/c"],
+            "consent: --volume cache: a named volume the runner did not create: docker reuses a volume of that name "
+            "(another container's data) and keeps it after the run " + how("--volume cache"),
+        ),
+        (
+            ["-v", "$(pwd)/x.py:/x.py"],
+            "never: --volume $(pwd)/x.py: shell syntax in the host path: the runner starts docker without a shell, "
+            "and the page quotes it (write the path out, or start it with ~/ (the reader's home folder))",
+        ),
+        (
+            ["-v", "/etc:/e:ro"],
+            "never: --volume /etc: mounts the host's /etc, a system folder (never allowed: mount the folder the "
+            "model needs, nothing wider)",
+        ),
+        (
+            ["--mount", "type=volume,dst=/d,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=rel"],
+            "never: --mount rel: a volume device given as a relative path: the engine resolves it against its own "
+            "working folder (/) (never allowed: mount the folder the model needs, nothing wider)",
+        ),
+        (
+            ["-v", "/srv/m:/m:rshared"],
+            "consent: --volume /srv/m: mounts a host folder with shared propagation (mounts flow back to the host) "
+            + how("--volume /srv/m"),
+        ),
+        (["-v", "/srv/data:/data"], f"consent: --volume /srv/data: {UNNAMED} " + how("--volume /srv/data")),
+    ],
+)
+def test_each_mount_verdict(options, line):
+    assert one(options).line() == line
+
+
+def test_the_mount_basis_and_the_shell_rules_basis():
+    assert one(["-v", "/srv/data:/data"]).basis == MOUNT_BASIS
+    assert one(["-v", "/srv/m:/m:shared"]).basis == "CIS 5.19"
+    assert one(["-v", "/srv/`id`:/x"]).basis == "catalogue policy"
+
+
+def test_a_home_word_is_the_home_folder_and_any_other_variable_shell_syntax():
+    assert one(["-v", "$HOME/models:/m"]).option == "--volume ~/models"
+    assert one(["-v", "${HOME}/models:/m"]).option == "--volume ~/models"
+    assert one(["-v", "$HOME/models:/m"]).cls == "consent"
+    assert one(["-v", "$HOMEX/m:/m"]).why.startswith("shell syntax in the host path")
+    assert one(["-v", "/srv/$USER:/m"]).why.startswith("shell syntax in the host path")
+
+
+def test_volume_driver_and_options_with_a_named_volume():
+    found = check_options(
+        ["--mount", "type=volume,src=data,dst=/d,volume-driver=nfs,volume-opt=type=nfs,volume-opt=o=addr=10.0.0.1"],
+        {},
+    )
+    assert [(f.option, f.why) for f in found] == [
+        ("--mount volume-driver=nfs", "a volume of the nfs driver: the plugin decides what it mounts"),
+        (
+            "--mount volume-opt",
+            "a volume with driver options (type=nfs, o=addr=10.0.0.1): a remote or special filesystem",
+        ),
+        (
+            "--mount data",
+            "a named volume the runner did not create: docker reuses a volume of that name (another container's data) "
+            "and keeps it after the run",
+        ),
+    ]
+    assert check_options(["-v", "/scratch", "--tmpfs", "/t"], {}) == []  # an anonymous volume, a tmpfs
+
+
+@pytest.mark.parametrize(
+    ("device", "target", "context", "verdict"),
+    [
+        ("/etc", "/d", None, ("never", "--mount /etc")),
+        ("$(pwd)/x", "/d", None, ("never", "--mount $(pwd)/x")),
+        ("/srv/x", "/d", None, ("consent", "--mount /srv/x")),
+        ("/srv/x", "/d", PolicyContext(owner_folders=("/srv",)), None),
+        ("/srv/hf", CACHE, PolicyContext(CACHE), ("note", "--mount /srv/hf")),
+    ],
+)
+def test_a_driver_finding_stays_beside_the_host_path_verdict(device, target, context, verdict):
+    value = f"type=volume,dst={target},volume-driver=sshfs,volume-opt=device={device},volume-opt=o=bind"
+    found = check_options(["--mount", value], {}, context)
+    expected = [("consent", "--mount volume-driver=sshfs"), *([verdict] if verdict else [])]
+    assert [(f.cls, f.option) for f in found] == expected
+
+
+def test_the_profiles_hf_cache_mount_folds_the_recipes():
+    context = PolicyContext(CACHE)
+    for options in (["-v", f"~/hf:{CACHE}"], ["-v", f"/srv/hf:{CACHE}/hub:rshared"]):
+        found = one(options, context=context)
+        assert (found.cls, found.why, found.how, found.basis) == ("note", FOLDED, FOLDED_HOW, MOUNT_BASIS)
+        assert found.field == ("serving", "container", "options", 0)
+    volume = one(["-v", f"hf:{CACHE}"], context=context)
+    assert (volume.cls, volume.option, volume.why) == ("note", "--volume hf", FOLDED)
+    assert one(["-v", "/etc/hf:" + CACHE], context=context).cls == "never"  # a refused folder stays refused
+    assert one(["-v", "~/hf:/hf"], context=context).cls == "consent"
+
+
+def test_owner_folders_mount_freely_unless_shared():
+    context = PolicyContext(owner_folders=("/srv",))
+    assert check_options(["-v", "/srv/m:/m"], {}, context) == []
+    assert one(["-v", "/srv/m:/m:rshared"], context=context).why.startswith("mounts a host folder with shared")
+
+
+def test_declared_map_collapses_spaces():
+    assert declared_map(None) == {}
+    assert declared_map({"--cap-add   IPC_LOCK ": "RDMA"}) == {"--cap-add IPC_LOCK": "RDMA"}
+    given = [SimpleNamespace(option=" --privileged", reason="r1"), SimpleNamespace(option="--pid  host", reason="r2")]
+    assert declared_map(given) == {"--privileged": "r1", "--pid host": "r2"}
+
+
+def test_a_launch_without_a_container():
+    found = check_launch(
+        ["--privileged"], {"VLLM_CACHE_ROOT": "/srv/c"}, {**LOCAL, "trust-remote-code": True}, None, None, source="f"
+    )
+    assert [f.line() for f in found] == [
+        "consent: no container: runs vLLM on your machine outside a container, with your user's rights and files "
+        + how("no container"),
+        "consent: --privileged: gives the container every capability and every host device " + how("--privileged"),
+        "consent: VLLM_CACHE_ROOT /srv/c: points VLLM_CACHE_ROOT at a host folder the owner has not named (hosts "
+        "file allow_mounts) nor the profile's HF cache " + how("VLLM_CACHE_ROOT /srv/c"),
+        "consent: --trust-remote-code: runs Python code from the model repository on your machine (no container, or "
+        "--local), with your user's files and variables " + how("--trust-remote-code"),
+    ]
+    assert found[0].basis == "catalogue policy" and found[0].field == ("serving", "image")
+    assert {f.source for f in found} == {"f"}
+
+
+def test_a_launch_in_a_container_in_order():
+    found = check_launch(
+        ["-v", "/srv/c:/c", "--cap-add", "IPC_LOCK"],
+        {"VLLM_CACHE_ROOT": "/c/x", "SOME_SETTING": "1"},
+        {**LOCAL, "worker-cls": "evil.W"},
+        "vllm/vllm-openai:v1",
+        {"--cap-add IPC_LOCK": "RDMA"},
+        source="recipe.yaml",
+        env_from_host=["AWS_KEY", "NCCL_SOCKET_IFNAME"],
+        context=PolicyContext(profile_env=("NCCL_SOCKET_IFNAME",), trusted_images=("vllm/",)),
+        image_source="docker.io",
+    )
+    assert [(f.cls, f.option, f.reason) for f in found] == [
+        ("consent", "--volume /srv/c", None),
+        ("consent", "--cap-add IPC_LOCK", "RDMA"),
+        ("consent", "SOME_SETTING", None),
+        ("never", "VLLM_CACHE_ROOT", None),
+        ("consent", "VLLM_CACHE_ROOT /srv/c/x", None),
+        ("consent", "env_from_host AWS_KEY", None),
+        ("consent", "--worker-cls", None),
+    ]
+    assert {f.source for f in found} == {"recipe.yaml"}
+
+
+def test_the_image_is_judged_against_the_trust_list_of_a_context():
+    args = ([], {}, LOCAL, "evil/img:1", None)
+    assert check_launch(*args, source="s") == []  # no context: not judged
+    (found,) = check_launch(*args, source="s", context=PolicyContext())
+    assert (found.cls, found.option, found.field) == ("consent", "image docker.io/evil/img", ("serving", "image"))
+    assert check_launch(*args, source="s", context=PolicyContext(trusted_images=("docker.io/evil/",))) == []
+
+
+def test_context_for_a_platform_and_the_owners_hosts_file():
+    assert context_for(None) == PolicyContext(None, (), trusted_images=())
+    platform = SimpleNamespace(hf_cache=SimpleNamespace(container=CACHE), trusted_images=("nvcr.io/nvidia/",))
+    context = context_for(platform, ["/srv"], ["local/"])
+    assert context == PolicyContext(CACHE, ("/srv",), trusted_images=("nvcr.io/nvidia/", "local/"))
+    no_cache = context_for(SimpleNamespace(hf_cache=None, trusted_images=()), owner_images=("a/",))
+    assert no_cache == PolicyContext(None, (), trusted_images=("a/",))
+
+
+def serving(**fields) -> Serving:
+    return Serving(**{"image": "vllm/vllm-openai:v1", "flags": LOCAL, **fields})
+
+
+def test_check_serving_on_a_platform():
+    platform = SimpleNamespace(hf_cache=SimpleNamespace(container=CACHE), trusted_images=("vllm/",))
+    spec = serving(container={"options": ["-v", f"~/hf:{CACHE}", "-v", "/srv/m:/m"]}, env_from_host=["X_KEY"])
+    found = check_serving(spec, source="r.yaml", platform=platform, owner_folders=["/srv"])
+    assert [(f.cls, f.option, f.source) for f in found] == [
+        ("note", "--volume ~/hf", "r.yaml"),
+        ("consent", "env_from_host X_KEY", "r.yaml"),
+    ]
+    untrusted = check_serving(serving(), source="r.yaml", owner_images=["other/"])
+    assert [f.option for f in untrusted] == ["image docker.io/vllm/vllm-openai"]
+    assert check_serving(serving(), source="r.yaml", owner_images=["vllm/"]) == []
+
+
+def test_a_control_character_is_the_only_finding():
+    found = check_serving(serving(env={"LD_PRELOAD": "/x\n.so"}, container={"options": ["--privileged"]}), source="r")
+    assert len(found) == 1 and found[0].source == "r"
+    assert found[0].cls == "never" and "U+000A" in found[0].why
+
+
+def test_unused_consent():
+    used = [PolicyFinding("consent", "--privileged", "w", "h"), PolicyFinding("never", "--pid host", "w", "h")]
+    given = [
+        SimpleNamespace(option="--privileged", reason="r"),
+        SimpleNamespace(option="--pid  host", reason="r"),
+        SimpleNamespace(option="--cap-add SYS_ADMIN", reason="r"),
+    ]
+    assert unused_consent(used, given) == ["--pid  host", "--cap-add SYS_ADMIN"]
+
+
+RECIPE = f"""\
+serving:
+  image: vllm/vllm-openai:v1
+  env:
+    HF_TOKEN: {HF}
+    LD_PRELOAD: /x.so
+  flags:
+    host: 127.0.0.1
+  consent:
+    - option: --privileged
+      reason: unused
+    - option: --cap-add  IPC_LOCK
+      reason: RDMA
+  container:
+    options: [--cap-add, IPC_LOCK]
+# a note: {"hf_" + "CommentToken0123456789abcdef"}
+"""
+
+
+def recipe_serving(text: str) -> Serving:
+    return Serving(**yaml.safe_load(text)["serving"])
+
+
+def test_a_recipe_file_with_its_lines_unused_consent_and_secrets(tmp_path):
+    path = tmp_path / "recipe.yaml"
+    path.write_text(RECIPE)
+    found = check_recipe_file(path, recipe_serving(RECIPE), owner_images=["vllm/"])
+    assert [(f.lineno, f.cls, f.option) for f in found] == [
+        (4, "never", "HF_TOKEN"),  # the secret scan's own hit on that line is the same finding
+        (5, "never", "LD_PRELOAD"),
+        (9, "never", "--privileged"),
+        (14, "consent", "--cap-add IPC_LOCK"),
+        (15, "never", "secret"),
+    ]
+    unused = found[2]
+    assert unused.line() == (
+        "never: --privileged: declared in serving.consent, but the launch does not use it (remove it, or name the "
+        "option as the policy does)"
+    )
+    assert (unused.basis, unused.field, unused.source) == (
+        "catalogue policy",
+        ("serving", "consent", 0, "option"),
+        str(path),
+    )
+    assert found[3].reason == "RDMA"
+    secret = found[4]
+    assert secret.line().startswith("never: secret: a secret written in the file (")
+    assert secret.line().endswith(
+        ": hf_********) (never written down: name the variable in serving.env_from_host; the runner passes it by name)"
+    )
+    assert "CommentToken" not in secret.line()
+    assert (secret.basis, secret.source) == (rules.SECRET_BASIS, str(path))
+    assert check_recipe_file(path, recipe_serving(RECIPE), text=RECIPE, owner_images=["vllm/"]) == found
+
+
+def test_the_second_unused_consent_names_its_own_entry():
+    text = RECIPE.replace("--cap-add  IPC_LOCK", "--pid host")
+    found = check_recipe_file("r.yaml", recipe_serving(text), text=text)
+    (unused,) = [f for f in found if "declared" in f.why and f.option != "--privileged"]
+    assert (unused.option, unused.field, unused.lineno) == ("--pid host", ("serving", "consent", 1, "option"), 11)
+
+
+def test_secret_findings_name_each_line():
+    found = secret_findings("run.txt", f"a\nkey {HF}\nb\ntoken: {HF}x\n")
+    assert [(f.lineno, f.cls, f.option, f.source) for f in found] == [
+        (2, "never", "secret", "run.txt"),
+        (4, "never", "secret", "run.txt"),
+    ]
+    assert secret_findings("run.txt", "nothing here\n") == []
+
+
+def test_merge_secrets_keeps_one_finding_per_secret_line_in_line_order():
+    launch = [
+        PolicyFinding("never", "HF_TOKEN", "w", "h", rules.SECRET_BASIS, lineno=7),
+        PolicyFinding("consent", "X", "w", "h", "other", lineno=3),
+        PolicyFinding("note", "--host", "w", "h", "note"),
+    ]
+    secrets = [
+        PolicyFinding("never", "secret", "w", "h", rules.SECRET_BASIS, lineno=3),
+        PolicyFinding("never", "secret", "w", "h", rules.SECRET_BASIS, lineno=7),
+        PolicyFinding("never", "secret", "w", "h", rules.SECRET_BASIS, lineno=1),
+    ]
+    merged = merge_secrets(launch, secrets)
+    assert [(f.option, f.lineno) for f in merged] == [
+        ("--host", None),
+        ("secret", 1),
+        ("X", 3),
+        ("secret", 3),
+        ("HF_TOKEN", 7),
+    ]
+
+
+def test_errors_and_allow_names():
+    found = [
+        PolicyFinding("never", "--log-driver", "w", "h"),
+        PolicyFinding("consent", "--privileged", "w", "h", reason="r"),
+        PolicyFinding("consent", "--pid host", "w", "h"),
+        PolicyFinding("consent", "--privileged", "w", "h"),
+        PolicyFinding("note", "--host", "w", "h"),
+    ]
+    assert [(f.cls, f.option) for f in errors(found)] == [
+        ("never", "--log-driver"),
+        ("consent", "--pid host"),
+        ("consent", "--privileged"),
+    ]
+    assert required_allows(found) == ["--pid host", "--privileged"]
+    assert missing_allows(found, ["--pid   host"]) == ["--privileged"]
+    assert missing_allows(found, []) == ["--pid host", "--privileged"]
