@@ -195,3 +195,37 @@ def test_mask_text_masks_every_credential_and_lists_each_once():
     assert masked == "a hf_********\nHF_TOKEN=abc********\nagain hf_******** and hf_********\n"
     assert [s.value for s in found] == [HF, WORDS, HF2]
     assert mask_text("nothing to hide\n") == ("nothing to hide\n", [])
+
+
+def test_text_line_tries_each_escaped_form_whole():
+    """A value as JSON writes it, non-ASCII escaped or kept: the whole form, not a part of it."""
+    text = 'z\\"b\na\\"b\n'  # line 1 holds only the end of the escaped form of 'a"b'
+    assert text_line(text, 'a"b') == 2
+    kept = 'é\\"x!\nq\\"xy\né\\"xy\n'  # the form with é kept and the quote escaped is whole on line 3 only
+    assert text_line(kept, 'é"xy') == 3
+
+
+def test_the_error_names_the_file_it_was_read_from(tmp_path):
+    data = {"a": f"x {HF}"}
+    with pytest.raises(CatalogueError) as caught:
+        check_json("runs/r.json", json.dumps(data), data)
+    assert caught.value.path == "runs/r.json"
+    path = tmp_path / "requests.jsonl"
+    path.write_text(json.dumps(data) + "\n" + f"not json {HF2}\n")
+    assert [(e.path, e.line) for e in file_secret_errors(path)] == [(path, 1), (path, 2)]
+
+
+def test_a_text_is_scanned_as_the_kind_of_file_it_is(tmp_path):
+    """detect-secrets reads `name => "value"` as a credential in a log, not in YAML: the file's own name decides."""
+    line = 'pwd => "Zq8vLmN3pRt"'
+    log = tmp_path / "server.log"
+    log.write_text(f"start\n{line}\n")
+    assert [(e.line, e.message.split(";")[0]) for e in file_secret_errors(log)] == [
+        (2, "a secret in the file (Secret Keyword: ********)")
+    ]
+    lines = tmp_path / "requests.jsonl"
+    lines.write_text(f"{line}\n")
+    assert [e.line for e in file_secret_errors(lines)] == [1]
+    yaml_file = tmp_path / "notes.yaml"
+    yaml_file.write_text(f"{line}\n")
+    assert file_secret_errors(yaml_file) == []

@@ -75,7 +75,7 @@ def test_remote_code_is_a_note_in_a_container_and_consent_on_the_owners_machine(
         "or --local), with your user's files and variables (declared: a tiny model; the owner runs it with --allow "
         "'--trust-remote-code')"
     )
-    assert host.basis == BASIS
+    assert (host.basis, host.field) == (BASIS, ("serving", "flags", "trust-remote-code"))
     (undeclared,) = judged({"trust-remote-code": True}, image=None)
     assert undeclared.reason is None
     assert judged({"trust-remote-code": False}) == [] and judged({"trust-remote-code": "true"}) == []
@@ -329,3 +329,92 @@ def test_a_path_flag_in_a_container_reads_the_containers_files_except_the_home_f
     assert found.line() == ("never: --chat-template ~/.ssh/id_ed25519: reads a folder of credentials (never allowed)")
     (home,) = judged({"model": "$HOME/.aws/m"})
     assert home.option == "--model ~/.aws/m"
+
+
+def test_the_notes_read_each_name_as_vllms_parser_does():
+    """An abbreviation or an underscore spelling is the flag itself for the notes too."""
+    assert [f.option for f in judged({"trust-remote": True})] == ["--trust-remote-code"]
+    assert check_flags({"ho": "0.0.0.0", "api-k": "$KEY"}, ["-p", "8000:8000"], {}, "img:1") == []
+    (opened,) = check_flags({"ho": "0.0.0.0"}, ["-p", "8000:8000"], {}, "img:1")
+    assert opened.option == "--host 0.0.0.0"
+
+
+def test_an_empty_host_listens_everywhere():
+    (found,) = check_flags({"host": ""}, [], {}, None)
+    assert (found.option, found.field) == (
+        "--host unset (vLLM listens on every interface)",
+        ("serving", "flags", "host"),
+    )
+
+
+def test_each_value_of_a_path_flag_is_read():
+    (found,) = judged({"model": ["org/x", "/srv/x"]}, image=None)
+    assert (found.cls, found.option) == ("consent", "--model")
+    (never,) = judged({"lora-modules": ["a=/srv/x", "b=~/.ssh/k"]})  # in a container: the next value too
+    assert (never.cls, never.option) == ("never", "--lora-modules ~/.ssh/k")
+    assert judged({"lora-modules": "a=b=/etc/x"}, image=None) == []  # the name ends at the first '='
+
+
+def test_every_flag_is_judged_after_an_ambiguous_or_a_data_one():
+    found = judged({"enable-p": True, "mystery-option": 3, "worker-cls": "evil.W", "middleware": ["evil.mw"]})
+    assert [(f.cls, f.option) for f in found] == [
+        ("never", "--enable-p"),
+        ("consent", "--worker-cls"),
+        ("consent", "--middleware"),
+    ]
+
+
+def test_a_list_of_named_values_only_is_data():
+    assert judged({"distributed-executor-backend": ["ray", "mp", "uni", "external_launcher"]}) == []
+    (found,) = judged({"distributed-executor-backend": ["ray", "evil.X"]})
+    assert found.cls == "never"
+
+
+def test_a_code_flag_holding_only_an_empty_word_loads_nothing():
+    assert judged({"logits-processors": [""]}) == []
+
+
+def test_where_each_config_finding_points():
+    field = ("serving", "flags", "kv-transfer-config")
+    for value in ("kv_connector=X", ["a"]):
+        (found,) = judged({"kv-transfer-config": value})
+        assert (found.basis, found.field) == (BASIS, field)
+    (never,) = judged({"compilation-config": {"backend": "eager"}, "config": "/x.yaml"})
+    assert never.field == ("serving", "flags", "config")
+    (keyed,) = judged({"kv-transfer-config": {"kv_connector_module_path": "evil"}})
+    assert (keyed.basis, keyed.field) == (BASIS, field)
+
+
+def test_a_config_key_that_reads_a_path_is_judged_against_the_machine_that_reads_it():
+    assert judged({"compilation-config": {"cache_dir": "/srv/cache"}}) == []  # the container's own folder
+    (host,) = judged({"compilation-config": {"cache_dir": "/srv/cache"}}, image=None)
+    assert host.line() == (
+        "consent: --compilation-config cache_dir: reads a file on your machine (vLLM runs outside a container) "
+        + CONSENT_HOW.format(name="--compilation-config cache_dir")
+    )
+    (dotted,) = judged({"compilation-config.cache_dir": "/etc/c"}, image=None)
+    assert (
+        dotted.option == "--compilation-config cache_dir /etc/c"
+        and dotted.why == "reads the host's /etc, a system folder"
+    )
+
+
+def test_a_nested_config_finding_keeps_the_ones_before_it():
+    found = judged({"compilation-config": {"backend": "evil.x", "inductor_compile_config": {"cpp.cxx": "/x"}}})
+    assert [f.option for f in found] == [
+        "--compilation-config backend",
+        "--compilation-config inductor_compile_config cpp.cxx",
+    ]
+
+
+def test_a_path_flag_reads_the_whole_value_and_a_lora_path_after_its_name():
+    (found,) = judged({"chat-template": "/etc/a=b.jinja"}, image=None)
+    assert (found.cls, found.option) == ("never", "--chat-template /etc/a=b.jinja")
+    (lora,) = judged({"lora-modules": "sql=/etc/x=y"}, image=None)
+    assert (lora.cls, lora.option) == ("never", "--lora-modules /etc/x=y")
+    (bare,) = judged({"lora-modules": "/etc/lora"}, image=None)
+    assert (bare.cls, bare.option) == ("never", "--lora-modules /etc/lora")
+    (consent,) = judged({"tokenizer": "/srv/tok"}, image=None)
+    assert consent.field == ("serving", "flags", "tokenizer")
+    assert looks_like_path("chat-template", "/x\ny") is False
+    assert looks_like_path("lora-modules", "/srv/lora") is True
