@@ -257,6 +257,9 @@ def test_the_spelling_checks_say_what_is_wrong(tmp_path):
     path = tmp_path / "vllm-9.json"
     negatives = ["--enable-x", "--no-enable-x", "--disable-x", "--no-disable-x"]
     assert checked_options(path, [{**switch, "spellings": negatives}]) == ({**switch, "spellings": negatives},)
+    length = option_of(snapshot, "max_model_len")
+    spelt = {**length, "spellings": ["--max_model_len", "--max-model-len"]}  # the same name, either way
+    assert checked_options(path, [spelt]) == (spelt,)
     alias = option_of(snapshot, "gpu_memory_utilization")
     assert checked_options(path, [alias]) == (alias,)  # the alias flags.yaml lists
     cases = [

@@ -63,6 +63,7 @@ def one(options: list[str], declared=None, context=None) -> PolicyFinding:
         ("network", "name=container:db,alias=x", "consent", "joins another container's network namespace"),
         ("network", "NAME=container:db , alias=x", "consent", "joins another container's network namespace"),
         ("network", "name=bridge,name=container:db", "consent", "joins another container's network namespace"),
+        ("network", "name=container:a=b", "consent", "joins another container's network namespace"),  # first '='
         ("network", "alias=x,driver-opt=y", None, None),  # no name field: the value as written
         ("network", '"name=container:db', None, None),  # docker's CSV cannot read it: the value as written
         ("network", "host", None, None),
@@ -82,13 +83,16 @@ def test_a_rule_names_the_value_docker_reads():
         + how("--cap-add SYS_PTRACE")
     )
     assert one(["--cap-add", "CAP_IPC_LOCK"]).option == "--cap-add IPC_LOCK"
+    assert one(["--cap-add", "NET_ADMIN"]).basis == "CIS 5.3; PSS baseline: Capabilities"
     label = one(["-l", "Catalogue.Run=keep"])
     assert label.line() == (
         "never: --label catalogue.run=keep: a label of the runner's own: clean-up finds its containers by them "
         "(never allowed)"
     )
     assert label.basis == "catalogue policy"
-    assert one(["--device", "/dev/infiniband:/dev/infiniband"]).option == "--device /dev/infiniband"
+    assert one(["--device", "/dev/infiniband:/dev/ib:rwm"]).option == "--device /dev/infiniband"
+    assert one(["-l", "Catalogue.Run=Keep=X"]).option == "--label catalogue.run=Keep=X"  # the key alone in lower case
+    assert one(["--pid", "name=host"]).option == "--pid name=host"  # only --network reads docker's long syntax
     assert one(["--network", "name=container:db,alias=x"]).option == "--network container:db"
 
 
@@ -110,6 +114,10 @@ def test_a_rule_without_the_value_in_its_name():
 def test_allowed_options_and_switches_turned_off_give_nothing():
     assert check_options(["--gpus", "all", "--ipc=host", "--network", "host", "--shm-size", "64g"], {}) == []
     assert check_options(["--privileged=false", "--oom-kill-disable=0", "--privileged=FALSE"], {}) == []
+    ruled = ["--runtime", "nvidia", "--device", "nvidia.com/gpu=all", "--security-opt", "no-new-privileges"]
+    assert check_options(ruled, {}) == []  # an allowed rule of the table
+    after = ["--privileged=false", *ruled, "--rm", "--cap-add", "SYS_NICE"]
+    assert [f.option for f in check_options(after, {})] == ["--cap-add SYS_NICE"]
     assert one(["--privileged=true"]).line() == (
         "consent: --privileged: gives the container every capability and every host device " + how("--privileged")
     )
@@ -123,7 +131,9 @@ def test_an_option_docker_does_not_have_is_never():
         f"never: --no-such-option: not a `docker run` option of docker {version}: the policy cannot classify it "
         "(never allowed)"
     )
-    assert found.basis == "catalogue policy"
+    assert (found.basis, found.field) == ("catalogue policy", ("serving", "container", "options", 0))
+    both = check_options(["--no-such-option", "--privileged"], {})
+    assert [f.option for f in both] == ["--no-such-option", "--privileged"]
 
 
 def test_an_option_with_no_rule_is_never(monkeypatch):
@@ -140,7 +150,7 @@ def test_env_options_go_through_the_variables_policy():
         "never: --env HF_TOKEN: docker copies the owner's HF_TOKEN into the container: the runner passes variables "
         "itself (serving.env, or serving.env_from_host by name) (never allowed)"
     )
-    assert bare.basis == "catalogue secrets rule"
+    assert (bare.basis, bare.field) == ("catalogue secrets rule", ("serving", "container", "options", 0))
     found = check_options(["--rm", "-e", "LD_PRELOAD=/x.so", "--env=VLLM_CACHE_ROOT=/c", "-e", "=x"], {})
     assert [(f.cls, f.option, f.field) for f in found] == [
         ("never", "LD_PRELOAD", ("serving", "container", "options", 1)),
@@ -153,65 +163,100 @@ def test_env_options_go_through_the_variables_policy():
 
 
 @pytest.mark.parametrize(
-    ("options", "line"),
+    ("options", "line", "basis"),
     [
         (
             ["--mount", 'type=bind,"src=/a'],
             "never: --mount: docker's CLI cannot read this value (a quoted field with no closing \"), so the policy "
             "cannot say what it mounts (write it as docker reads it: key=value fields, one line, quotes only around "
             "whole fields)",
+            MOUNT_BASIS,
         ),
         (
             ["--mount", "type=bind,src=/a,source=/b,dst=/x"],
             "never: --mount /b: a field given twice (src, source): docker's CLI uses the last, so the text reads two "
             "ways (never allowed: give each field of the mount once)",
+            MOUNT_BASIS,
         ),
         (
             ["--mount", "type=cluster,dst=/x"],
             "never: --mount type=cluster: a mount type the policy does not know ('cluster'): docker or a plugin "
             "decides what it mounts (use a bind, a volume or a tmpfs)",
+            MOUNT_BASIS,
         ),
         (
             ["--mount", "type=image,source=alpine,target=/a"],
             "consent: --mount image=alpine: mounts the files of another image into the container (docker 28's image "
             "mounts): files the serving image then reads, such as Python modules on its path, come from that image "
             + how("--mount image=alpine"),
+            MOUNT_BASIS,
         ),
         (
             ["--mount", "type=volume,dst=/d,volume-driver=sshfs"],
             "consent: --mount volume-driver=sshfs: a volume of the sshfs driver: the plugin decides what it mounts "
             + how("--mount volume-driver=sshfs"),
+            MOUNT_BASIS,
         ),
         (
             ["-v", "cache:/c"],
             "consent: --volume cache: a named volume the runner did not create: docker reuses a volume of that name "
             "(another container's data) and keeps it after the run " + how("--volume cache"),
+            MOUNT_BASIS,
         ),
         (
             ["-v", "$(pwd)/x.py:/x.py"],
             "never: --volume $(pwd)/x.py: shell syntax in the host path: the runner starts docker without a shell, "
             "and the page quotes it (write the path out, or start it with ~/ (the reader's home folder))",
+            "catalogue policy",
         ),
         (
             ["-v", "/etc:/e:ro"],
             "never: --volume /etc: mounts the host's /etc, a system folder (never allowed: mount the folder the "
             "model needs, nothing wider)",
+            MOUNT_BASIS,
         ),
         (
             ["--mount", "type=volume,dst=/d,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=rel"],
             "never: --mount rel: a volume device given as a relative path: the engine resolves it against its own "
             "working folder (/) (never allowed: mount the folder the model needs, nothing wider)",
+            MOUNT_BASIS,
         ),
         (
             ["-v", "/srv/m:/m:rshared"],
             "consent: --volume /srv/m: mounts a host folder with shared propagation (mounts flow back to the host) "
             + how("--volume /srv/m"),
+            "CIS 5.19",
         ),
-        (["-v", "/srv/data:/data"], f"consent: --volume /srv/data: {UNNAMED} " + how("--volume /srv/data")),
+        (
+            ["-v", "/srv/data:/data"],
+            f"consent: --volume /srv/data: {UNNAMED} " + how("--volume /srv/data"),
+            MOUNT_BASIS,
+        ),
+        (
+            ["--mount", "type=volume,dst=/a,dst=/b"],
+            "never: --mount: a field given twice (dst, dst): docker's CLI uses the last, so the text reads two ways "
+            "(never allowed: give each field of the mount once)",
+            MOUNT_BASIS,
+        ),
+        (
+            ["--mount", "type=image,target=/a"],
+            "consent: --mount image=(none): mounts the files of another image into the container (docker 28's image "
+            "mounts): files the serving image then reads, such as Python modules on its path, come from that image "
+            + how("--mount image=(none)"),
+            MOUNT_BASIS,
+        ),
+        (
+            ["-v", "./models:/m"],
+            "consent: --volume models: mounts a host folder given relative to the folder the runner runs in "
+            + how("--volume models"),
+            MOUNT_BASIS,
+        ),
     ],
 )
-def test_each_mount_verdict(options, line):
-    assert one(options).line() == line
+def test_each_mount_verdict(options, line, basis):
+    found = one(["--rm", *options])
+    assert found.line() == line
+    assert (found.basis, found.field) == (basis, ("serving", "container", "options", 1))
 
 
 def test_the_mount_basis_and_the_shell_rules_basis():
@@ -245,6 +290,7 @@ def test_volume_driver_and_options_with_a_named_volume():
             "and keeps it after the run",
         ),
     ]
+    assert {(f.basis, f.field) for f in found} == {(MOUNT_BASIS, ("serving", "container", "options", 0))}
     assert check_options(["-v", "/scratch", "--tmpfs", "/t"], {}) == []  # an anonymous volume, a tmpfs
 
 
@@ -263,6 +309,8 @@ def test_a_driver_finding_stays_beside_the_host_path_verdict(device, target, con
     found = check_options(["--mount", value], {}, context)
     expected = [("consent", "--mount volume-driver=sshfs"), *([verdict] if verdict else [])]
     assert [(f.cls, f.option) for f in found] == expected
+    assert {f.field for f in found} == {("serving", "container", "options", 0)}
+    assert found[0].basis == MOUNT_BASIS
 
 
 def test_the_profiles_hf_cache_mount_folds_the_recipes():
@@ -273,6 +321,7 @@ def test_the_profiles_hf_cache_mount_folds_the_recipes():
         assert found.field == ("serving", "container", "options", 0)
     volume = one(["-v", f"hf:{CACHE}"], context=context)
     assert (volume.cls, volume.option, volume.why) == ("note", "--volume hf", FOLDED)
+    assert volume.field == ("serving", "container", "options", 0)
     assert one(["-v", "/etc/hf:" + CACHE], context=context).cls == "never"  # a refused folder stays refused
     assert one(["-v", "~/hf:/hf"], context=context).cls == "consent"
 
@@ -489,3 +538,90 @@ def test_errors_and_allow_names():
     assert required_allows(found) == ["--pid host", "--privileged"]
     assert missing_allows(found, ["--pid   host"]) == ["--privileged"]
     assert missing_allows(found, []) == ["--pid host", "--privileged"]
+
+
+def test_each_part_of_a_launch_gets_what_it_needs():
+    """The declared reasons, the platform context and the owner's variables reach every part of the policy."""
+    declared = {
+        "SOME_SETTING": "a knob",
+        "VLLM_CACHE_ROOT /srv/c": "a cache",
+        "--worker-cls": "the image's worker",
+        "image docker.io/evil/img": "built here",
+    }
+    found = check_launch(
+        ["-p", "8000:8000"],
+        {"SOME_SETTING": "1"},
+        {"host": "0.0.0.0", "worker-cls": "evil.W", "trust-remote-code": True},
+        "evil/img:1",
+        declared,
+        source="s",
+        env_from_host=["HF_TOKEN"],
+        context=PolicyContext(),
+    )
+    assert [(f.cls, f.option, f.reason) for f in found] == [
+        ("consent", "image docker.io/evil/img", "built here"),
+        ("consent", "SOME_SETTING", "a knob"),
+        ("consent", "--worker-cls", "the image's worker"),
+        ("note", "--trust-remote-code", None),  # in a container
+        ("note", "--host 0.0.0.0", None),  # the published port opens it
+    ]
+    assert found[0].why == (
+        "runs the code of an image the trust list does not name (publisher docker.io/evil/); the owner's HF_TOKEN "
+        "would go into it"
+    )
+    (host,) = check_launch([], {"VLLM_CACHE_ROOT": "/srv/c"}, LOCAL, None, declared, source="s")[1:]
+    assert (host.option, host.reason) == ("VLLM_CACHE_ROOT /srv/c", "a cache")
+    free = PolicyContext(owner_folders=("/srv",))
+    assert (
+        check_launch([], {"VLLM_CACHE_ROOT": "/srv/c"}, LOCAL, None, {"no container": "r"}, source="s", context=free)[
+            1:
+        ]
+        == []
+    )
+    keyed = check_launch(
+        ["-p", "8000:8000"], {}, {"host": "0.0.0.0"}, "img:1", None, source="s", env_from_host=["VLLM_API_KEY"]
+    )
+    assert keyed == []
+
+
+def test_the_image_source_declares_the_image():
+    (found,) = check_launch(
+        [], {}, LOCAL, "evil/img:1", None, source="s", context=PolicyContext(), image_source="a Dockerfile"
+    )
+    assert found.reason == "serving.image_source: a Dockerfile"
+    spec = serving(image="evil/img:1", image_source="a Dockerfile")
+    (served,) = check_serving(spec, source="r.yaml")
+    assert served.reason == "serving.image_source: a Dockerfile"
+
+
+def test_a_path_variable_at_the_profiles_hf_cache_is_the_profiles_mount():
+    """The recipe's bind at the cache gives way to the owner's cache: HF_HOME there reaches no bind of the recipe."""
+    context = PolicyContext(CACHE)
+    found = check_launch(
+        ["-v", f"/srv/hf:{CACHE}"], {"HF_HOME": CACHE}, LOCAL, "img:1", None, source="s", context=context
+    )
+    assert [(f.cls, f.option) for f in found] == [
+        ("consent", "image docker.io/library/img"),
+        ("note", "--volume /srv/hf"),
+    ]
+
+
+def test_a_recipe_file_on_a_platform_with_the_owners_folders(tmp_path):
+    text = (
+        "serving:\n  image: vllm/vllm-openai:v1\n  flags:\n    host: 127.0.0.1\n  container:\n"
+        f"    options: [-v, '~/hf:{CACHE}', -v, /srv/m:/m]\n"
+    )
+    path = tmp_path / "recipe.yaml"
+    path.write_text(text)
+    platform = SimpleNamespace(hf_cache=SimpleNamespace(container=CACHE), trusted_images=("vllm/",))
+    found = check_recipe_file(path, recipe_serving(text), platform=platform, owner_folders=["/srv"])
+    assert [(f.cls, f.option, f.source, f.lineno) for f in found] == [("note", "--volume ~/hf", str(path), 6)]
+    assert [f.option for f in check_recipe_file(path, recipe_serving(text), owner_images=["vllm/"])] == [
+        "--volume ~/hf",
+        "--volume /srv/m",
+    ]
+
+
+def test_merge_secrets_puts_findings_without_a_line_first():
+    found = [PolicyFinding("never", "A", "w", "h", "b", lineno=1), PolicyFinding("note", "B", "w", "h", "b")]
+    assert [f.option for f in merge_secrets(found, [])] == ["B", "A"]

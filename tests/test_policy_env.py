@@ -125,6 +125,7 @@ def test_a_secret_is_never_even_under_a_consent_name():
     assert by_format.cls == "never" and by_format.option == "HF_ENDPOINT"
     assert by_format.why == "a secret written in the recipe (hf_********)"
     assert by_format.basis.startswith("catalogue secrets rule")
+    assert [by_name.field, by_format.field] == [("serving", "env", "MY_TOKEN"), ("serving", "env", "HF_ENDPOINT")]
 
 
 def test_a_consent_class_gives_its_reason_and_the_allow_name():
@@ -133,7 +134,7 @@ def test_a_consent_class_gives_its_reason_and_the_allow_name():
         "consent: HF_ENDPOINT: changes which server the model hub's requests (and the token) go to, or how it is "
         "verified " + CONSENT_HOW.format(name="HF_ENDPOINT")
     )
-    assert found.basis == "catalogue token rule"
+    assert (found.basis, found.field) == ("catalogue token rule", ("serving", "env", "HF_ENDPOINT"))
     assert found.reason is None and found.is_error
 
 
@@ -175,6 +176,7 @@ def test_a_data_name_of_another_type_is_consent(name, value, why):
         "catalogue allow-list",
         "r",
     )
+    assert found.field == ("serving", "env", name)
 
 
 def test_data_of_its_type_and_the_runners_own_values_pass():
@@ -205,12 +207,16 @@ def test_a_host_process_path_is_judged_as_a_mount_of_it():
 def test_owner_folders_are_free_on_the_host():
     context = PolicyContext(owner_folders=("/srv/",))
     assert check_env_paths({"HF_HOME": "/srv/hf", "TORCHINDUCTOR_CACHE_DIR": "/srv"}, None, context) == []
+    (after,) = check_env_paths({"HF_HOME": "/srv/hf", "VLLM_CACHE_ROOT": "/etc/x"}, None, context)
+    assert after.option == "VLLM_CACHE_ROOT /etc/x"
     (other,) = check_env_paths({"HF_HOME": "/srvx/hf"}, None, context, declared={"HF_HOME /srvx/hf": "mine"})
     assert other.cls == "consent" and other.reason == "mine"
 
 
 def test_only_path_variables_with_path_values_are_judged():
     assert check_env_paths({"SOME_DIR": "/etc", "HF_HUB_OFFLINE": "/etc"}, None) == []
+    (after,) = check_env_paths({"SOME_DIR": "/etc", "HF_HOME": "relative", "VLLM_CACHE_ROOT": "/etc/x"}, None)
+    assert after.option == "VLLM_CACHE_ROOT /etc/x"
     assert check_env_paths({"HF_HOME": "relative/hf", "VLLM_CACHE_ROOT": "/a/../etc", "HOME": "~"}, None) == []
 
 
@@ -235,7 +241,9 @@ def test_an_owner_folder_reached_from_a_container_is_still_consent():
         "consent: HF_HOME /srv/data/hf: points HF_HOME into a host folder (in the bind at /data): files there "
         "outlive the run and can be another run's code " + CONSENT_HOW.format(name="HF_HOME /srv/data/hf")
     )
-    assert found.basis == PATHS_BASIS
+    assert (found.basis, found.field) == (PATHS_BASIS, ("serving", "env", "HF_HOME"))
+    both = check_env_paths({"HF_HOME": "/data/hf", "HOME": "/etc"}, [("/srv/data", "/data"), ("/etc", "/etc")], context)
+    assert [f.option for f in both] == ["HF_HOME /srv/data/hf", "HOME /etc"]
 
 
 def test_a_path_into_the_profiles_hf_cache_is_consent():
@@ -260,7 +268,7 @@ def test_a_path_into_the_profiles_hf_cache_is_consent():
         "machine: what a model download puts there (any repository's files) would be read as "
         "TORCHINDUCTOR_CACHE_DIR's"
     )
-    assert found[1].basis == PATHS_BASIS
+    assert (found[1].basis, found[1].field) == (PATHS_BASIS, ("serving", "env", "TORCHINDUCTOR_CACHE_DIR"))
     # on the owner's machine the profile's container path means nothing: a host folder
     (host,) = check_env_paths({"HF_HOME": "/root/.cache/huggingface/x"}, None, context)
     assert host.option == "HF_HOME /root/.cache/huggingface/x" and host.why.startswith("points HF_HOME at ")
