@@ -1,7 +1,7 @@
 """catalogue.policy.flags: each verdict on vLLM flags as the line it prints (texts from catalogue/policy/flags.yaml):
 a literal --api-key, a revision that is no commit or tag, each class (never, named values, loads code, sends data,
-serves files, reads a path, JSON configs key by key, unclassed free text), and the page's notes (remote code, open
-to the network, a mutable tag)."""
+serves files, reads a path, unclassed free text), and the page's notes (remote code, open to the network, a mutable
+tag). JSON configs key by key: tests/test_policy_flags_config.py."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from catalogue.policy.flags import check_flags, looks_like_path, mutable_tag
 REPO = Path(__file__).resolve().parents[1]
 BASIS = "catalogue code and file rule"
 LOADS = "loads Python code the recipe names into the server"
-CONSENT_HOW = "(declare it in serving.consent with a reason; the owner runs it with --allow '{name}')"
 OPEN_WHY = "serves anyone on the network: it listens on every interface without --api-key"
 OPEN_HOW = "set serving.env_from_host: [VLLM_API_KEY], or --host 127.0.0.1"
 LOCAL = "127.0.0.1"
@@ -237,75 +236,6 @@ def test_data_values_of_unclassed_and_typed_flags_pass():
     assert judged({"served-model-name": ["a", "b"], "kv-cache-dtype": "fp8"}) == []
 
 
-def test_a_config_is_judged_key_by_key():
-    found = judged(
-        {
-            "kv-transfer-config": '{"kv_role": "kv_both", "kv_connector_module_path": "evil"}',
-            "compilation-config": {"inductor_compile_config": {"cpp.cxx": "/tmp/cc", "max_autotune": True}},
-            "kv-events-config": {"enable_kv_cache_events": True, "endpoint": "tcp://10.0.0.1:5557"},
-        }
-    )
-    assert [(f.cls, f.option, f.why) for f in found] == [
-        ("consent", "--kv-transfer-config kv_connector_module_path", LOADS),
-        (
-            "consent",
-            "--compilation-config inductor_compile_config cpp.cxx",
-            "takes free text the run policy has not classed (catalogue/policy/flags.yaml)",
-        ),
-        (
-            "consent",
-            "--kv-events-config endpoint",
-            "sends data to a server of the recipe's choice, or publishes it on an address",
-        ),
-    ]
-    assert [f.field for f in found] == [
-        ("serving", "flags", "kv-transfer-config"),
-        ("serving", "flags", "compilation-config"),
-        ("serving", "flags", "kv-events-config"),
-    ]
-    assert found[0].line().endswith(CONSENT_HOW.format(name="--kv-transfer-config kv_connector_module_path"))
-
-
-def test_a_config_key_spelled_with_dashes_is_read_with_underscores():
-    (found,) = judged({"kv-transfer-config": {"kv-connector-module-path": "evil"}})
-    assert found.option == "--kv-transfer-config kv_connector_module_path"
-
-
-def test_a_dotted_flag_is_a_config_key():
-    (found,) = judged({"compilation-config.backend": "evil.compile"})
-    assert (found.option, found.why) == ("--compilation-config backend", LOADS)
-    assert found.field == ("serving", "flags", "compilation-config.backend")
-    assert judged({"compilation-config.backend": "eager"}) == []  # a value the when: list makes data
-    (nested,) = judged({"compilation-config.inductor_compile_config.cpp.cxx": "/tmp/cc"})
-    assert nested.option == "--compilation-config inductor_compile_config cpp"
-
-
-def test_a_config_that_is_not_a_json_object():
-    not_json = "not a JSON object the run policy can open key by key"
-    (text,) = judged({"kv-transfer-config": "kv_connector=X"}, declared={"--kv-transfer-config": "r"})
-    assert (text.cls, text.option, text.why, text.basis, text.reason) == (
-        "consent",
-        "--kv-transfer-config",
-        not_json,
-        BASIS,
-        "r",
-    )
-    (listed,) = judged({"kv-transfer-config": ["a"]})
-    assert (listed.option, listed.why) == ("--kv-transfer-config", not_json)
-    (quoted_list,) = judged({"kv-transfer-config": '["a"]'})
-    assert quoted_list.why == not_json
-    assert judged({"compilation-config": 3, "optimization-level": "3"}) == []  # a level given as a number
-    assert judged({"compilation-config": "3"}) == []
-
-
-def test_a_config_key_of_data_or_empty_code_passes():
-    assert judged({"compilation-config": {"mode": 3, "cudagraph_capture_sizes": [1, 2]}}) == []
-    assert judged({"kv-transfer-config": {"kv_connector_module_path": ""}}) == []
-    assert judged({"ec-manager-config": {"encoder_cache_manager_cls": {}}}) == []
-    (found,) = judged({"ec-manager-config": {"encoder_cache_manager_cls": {"a": 1}}})
-    assert found.option == "--ec-manager-config encoder_cache_manager_cls"
-
-
 def test_a_path_flag_without_a_container_reads_the_owners_files():
     (found,) = judged({"chat-template": "/srv/t.jinja"}, image=None, declared={"--chat-template": "mine"})
     assert found.line() == (
@@ -372,39 +302,6 @@ def test_a_list_of_named_values_only_is_data():
 
 def test_a_code_flag_holding_only_an_empty_word_loads_nothing():
     assert judged({"logits-processors": [""]}) == []
-
-
-def test_where_each_config_finding_points():
-    field = ("serving", "flags", "kv-transfer-config")
-    for value in ("kv_connector=X", ["a"]):
-        (found,) = judged({"kv-transfer-config": value})
-        assert (found.basis, found.field) == (BASIS, field)
-    (never,) = judged({"compilation-config": {"backend": "eager"}, "config": "/x.yaml"})
-    assert never.field == ("serving", "flags", "config")
-    (keyed,) = judged({"kv-transfer-config": {"kv_connector_module_path": "evil"}})
-    assert (keyed.basis, keyed.field) == (BASIS, field)
-
-
-def test_a_config_key_that_reads_a_path_is_judged_against_the_machine_that_reads_it():
-    assert judged({"compilation-config": {"cache_dir": "/srv/cache"}}) == []  # the container's own folder
-    (host,) = judged({"compilation-config": {"cache_dir": "/srv/cache"}}, image=None)
-    assert host.line() == (
-        "consent: --compilation-config cache_dir: reads a file on your machine (vLLM runs outside a container) "
-        + CONSENT_HOW.format(name="--compilation-config cache_dir")
-    )
-    (dotted,) = judged({"compilation-config.cache_dir": "/etc/c"}, image=None)
-    assert (
-        dotted.option == "--compilation-config cache_dir /etc/c"
-        and dotted.why == "reads the host's /etc, a system folder"
-    )
-
-
-def test_a_nested_config_finding_keeps_the_ones_before_it():
-    found = judged({"compilation-config": {"backend": "evil.x", "inductor_compile_config": {"cpp.cxx": "/x"}}})
-    assert [f.option for f in found] == [
-        "--compilation-config backend",
-        "--compilation-config inductor_compile_config cpp.cxx",
-    ]
 
 
 def test_a_path_flag_reads_the_whole_value_and_a_lora_path_after_its_name():
