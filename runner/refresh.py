@@ -41,7 +41,15 @@ from runner.planning.helper_containers import finish_snapshot
 from runner.planning.inspect_gate import Refused, Verdicts
 from runner.planning.jobs import Job, shift_seeds
 from runner.planning.plan import Plan, make_plan
-from runner.recording.rerun import finished_jobs, finished_rates, refuse_different, reproducing, resumable, same_setup
+from runner.recording.rerun import (
+    finished_jobs,
+    finished_probe_jobs,
+    finished_rates,
+    refuse_different,
+    reproducing,
+    resumable,
+    same_setup,
+)
 from runner.save_runs import save
 from runner.state import Bar, Progress, Running
 
@@ -360,6 +368,7 @@ def measure(
         refuse_different(previous, plan, entry)
         progress.levels = finished_jobs(previous)
         progress.rates = finished_rates(previous)
+        progress.probe_jobs = finished_probe_jobs(previous, plan)
         progress.notes = list(previous.notes)
         print(f"resuming run {previous.stamp}: {sorted([*progress.levels, *progress.rates])} done", file=sys.stderr)
     if cpus or plan.client_cpus:

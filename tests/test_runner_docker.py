@@ -140,31 +140,6 @@ def test_solo_container_with_the_client_inside_the_image(engine, tmp_path, capsy
     assert_nothing_left(folder, "tiny-cpu-docker")
 
 
-def test_cluster_across_two_hosts_one_over_ssh(ssh_host, tmp_path):
-    # The path of the search through the client inside the image, not its precision: a 50 % bracket within a 100 s
-    # budget (four probes, 76 s here; at the example's 10 % bracket seven probes of the two-node server took 3 min).
-    open_loop = {"rates": [4], "min_window_s": 2, "min_requests": 8, "tolerance": 0.5, "search_budget_s": 100}
-    root, folder = example(tmp_path, "tiny-cpu-cluster", open_loop=open_loop)
-    hosts = f"local,{ssh_host}"
-    args = ["--root", str(root), "refresh", "tiny-cpu-cluster", "--hosts", hosts, "--port", str(free_port())]
-    assert main([*args, "--capacity"]) == 0
-    run = load_entry(folder).latest
-    assert run.complete and [lv.concurrency for lv in run.levels] == [1, 2, 4]
-    # The capacity search's probes went to the client inside the image (`docker run -i`), one line at a time.
-    probes = [lv for lv in run.rates if lv.probe is not None]
-    assert probes and run.capacity is not None and run.capacity.probes == len(probes)
-    assert all((folder / "runs" / lv.raw[0]).exists() for lv in probes)
-    prov = run.provenance
-    assert prov.topology == "cluster" and [n.host for n in prov.nodes] == ["local", "127.0.0.1"]
-    head, worker = (n.command for n in prov.nodes)
-    assert head[:2] == ["docker", "run"] and worker[:3] == ["docker", "-H", ssh_host]
-    for rank, command in enumerate((head, worker)):
-        assert command[command.index("--node-rank") + 1] == str(rank) and command[command.index("--nnodes") + 1] == "2"
-    assert "--headless" in worker and "--headless" not in head
-    check_figures(folder, run)
-    assert_nothing_left(folder, "tiny-cpu-cluster")
-
-
 def test_replicas_behind_the_litellm_router(ssh_host, tmp_path, capsys, monkeypatch):
     root, folder = example(tmp_path, "tiny-cpu-replicas")
     takes_a_secret_by_name(folder, monkeypatch)
@@ -227,9 +202,16 @@ def _stopped(container: str, timeout_s: float = 10) -> bool:
     return False
 
 
-def test_worker_node_killed_mid_sweep_then_resume(ssh_host, tmp_path):
+def test_cluster_across_two_hosts_a_worker_killed_mid_sweep_then_resumed_with_capacity(ssh_host, tmp_path):
+    """A cluster of two hosts, one over ssh. The worker is killed inside c2: the run stops, c1 kept, nothing left.
+    `--resume --capacity` then measures c2 and c4 and the capacity search on a second boot, in the same run file."""
     # Levels long enough for the kill to land inside c2 (some 10 s of it here), short enough not to spend minutes.
-    root, folder = example(tmp_path, "tiny-cpu-cluster", prompts_per_level=48, prompts_per_stream=12)
+    # The search: its path through the client inside the image, not its precision: a 50 % bracket within a 100 s
+    # budget (four probes, 76 s here; at the example's 10 % bracket seven probes of the two-node server took 3 min).
+    open_loop = {"rates": [4], "min_window_s": 2, "min_requests": 8, "tolerance": 0.5, "search_budget_s": 100}
+    root, folder = example(
+        tmp_path, "tiny-cpu-cluster", prompts_per_level=48, prompts_per_stream=12, open_loop=open_loop
+    )
     port = free_port()
     argv = ["--root", str(root), "refresh", "tiny-cpu-cluster", "--hosts", f"local,{ssh_host}", "--port", str(port)]
     proc = subprocess.Popen(
@@ -258,9 +240,22 @@ def test_worker_node_killed_mid_sweep_then_resume(ssh_host, tmp_path):
     assert [lv.concurrency for lv in run.levels] == [1]
     assert_nothing_left(folder, "tiny-cpu-cluster")
 
-    assert main([*argv, "--resume"]) == 0
+    assert main([*argv, "--resume", "--capacity"]) == 0
     runs = load_entry(folder).runs
     assert len(runs) == 1 and runs[0].complete and [lv.concurrency for lv in runs[0].levels] == [1, 2, 4]
+    run = runs[0]
+    # The capacity search's probes went to the client inside the image (`docker run -i`), one line at a time.
+    probes = [lv for lv in run.rates if lv.probe is not None]
+    assert probes and run.capacity is not None and run.capacity.probes == len(probes)
+    assert all((folder / "runs" / lv.raw[0]).exists() for lv in probes)
+    prov = run.provenance
+    assert prov.topology == "cluster" and [n.host for n in prov.nodes] == ["local", "127.0.0.1"]
+    head, worker = (n.command for n in prov.nodes)
+    assert head[:2] == ["docker", "run"] and worker[:3] == ["docker", "-H", ssh_host]
+    for rank, command in enumerate((head, worker)):
+        assert command[command.index("--node-rank") + 1] == str(rank) and command[command.index("--nnodes") + 1] == "2"
+    assert "--headless" in worker and "--headless" not in head
+    check_figures(folder, run)
     assert_nothing_left(folder, "tiny-cpu-cluster")
 
 

@@ -18,6 +18,7 @@ from catalogue.models.slo import probe_name, rate_name
 from catalogue.stats.run_differences import flag_items
 from runner.hosts.containers import image_id
 from runner.hosts.hosts import Host
+from runner.planning.jobs import Job, rate_job
 from runner.planning.plan import Plan
 from runner.recording.reproduction import run_ports, with_pin
 
@@ -122,4 +123,24 @@ def finished_rates(run: BenchmarkRun) -> dict[str, RateLevel]:
         probe_name(lv.probe) if lv.probe is not None else rate_name(lv.offered_rps or 0): lv
         for lv in run.rates
         if lv.offered_rps is not None
+    }
+
+
+def finished_probe_jobs(run: BenchmarkRun, plan: Plan) -> dict[str, Job]:
+    """The kept probes' commands, rebuilt from the plan's probe template and each probe's recorded rate and number
+    (the same `--seed`; `--num-prompts` is read back from its raw result when the run file is written), so a resumed
+    run's file keeps the exact command of every probe it holds."""
+    if plan.probe_template is None:
+        return {}
+    return {
+        probe_name(lv.probe): rate_job(
+            plan.probe_template,
+            probe_name(lv.probe),
+            lv.offered_rps,
+            lv.completed or 0,
+            probe=lv.probe,
+            seed_base=plan.seed_base,
+        )
+        for lv in run.rates
+        if lv.probe is not None and lv.offered_rps is not None
     }
