@@ -295,7 +295,8 @@ def test_a_class_the_policy_does_not_have_is_refused(tmp_path, monkeypatch):
     with pytest.raises(ValueError) as caught:
         policy_flag_classes.flag_classes()
     assert str(caught.value) == (
-        f"{bad}: flags.frobs: not a class (never, loads-code, sends-data, serves-files, reads-path, data, config)"
+        f"{bad}: flags.frobs: not a class (never, loads-code, sends-data, serves-files, reads-path, writes-path, "
+        "data, config)"
     )
     good = tmp_path / "good.yaml"
     good.write_text("flags:\n  data: [model]\nimage_flags:\n  loads-code: [frob-plugin]\n")

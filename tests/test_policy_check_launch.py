@@ -28,6 +28,8 @@ from catalogue.policy.mounts import PolicyContext
 
 HF = "hf_" + "CheckPolicyToken0123456789ab"
 CACHE = "/root/.cache/huggingface"
+HF_CACHE = SimpleNamespace(host="~/.cache/huggingface", container=CACHE)
+"""A platform profile's Hugging Face cache (catalogue.models.platform.HfCache): the owner's folder, the container's."""
 LOCAL = {"host": "127.0.0.1"}
 
 
@@ -92,12 +94,15 @@ def test_the_image_is_judged_against_the_trust_list_of_a_context():
 
 
 def test_context_for_a_platform_and_the_owners_hosts_file():
-    assert context_for(None) == PolicyContext(None, (), trusted_images=())
-    platform = SimpleNamespace(hf_cache=SimpleNamespace(container=CACHE), trusted_images=("nvcr.io/nvidia/",))
+    compile_cache = ("~/.cache/catalogue/compile/<image>/<recipe>", "/catalogue-cache")
+    assert context_for(None) == PolicyContext(None, (), trusted_images=(), runner_binds=(compile_cache,))
+    platform = SimpleNamespace(hf_cache=HF_CACHE, trusted_images=("nvcr.io/nvidia/",))
     context = context_for(platform, ["/srv"], ["local/"])
-    assert context == PolicyContext(CACHE, ("/srv",), trusted_images=("nvcr.io/nvidia/", "local/"))
+    assert (context.hf_cache_target, context.owner_folders) == (CACHE, ("/srv",))
+    assert context.trusted_images == ("nvcr.io/nvidia/", "local/")
+    assert context.runner_binds == (compile_cache, ("~/.cache/huggingface/hub", CACHE + "/hub"))
     no_cache = context_for(SimpleNamespace(hf_cache=None, trusted_images=()), owner_images=("a/",))
-    assert no_cache == PolicyContext(None, (), trusted_images=("a/",))
+    assert (no_cache.hf_cache_target, no_cache.trusted_images) == (None, ("a/",))
 
 
 def serving(**fields) -> Serving:
@@ -105,7 +110,7 @@ def serving(**fields) -> Serving:
 
 
 def test_check_serving_on_a_platform():
-    platform = SimpleNamespace(hf_cache=SimpleNamespace(container=CACHE), trusted_images=("vllm/",))
+    platform = SimpleNamespace(hf_cache=HF_CACHE, trusted_images=("vllm/",))
     spec = serving(container={"options": ["-v", f"~/hf:{CACHE}", "-v", "/srv/m:/m"]}, env_from_host=["X_KEY"])
     found = check_serving(spec, source="r.yaml", platform=platform, owner_folders=["/srv"])
     assert [(f.cls, f.option, f.source) for f in found] == [
@@ -316,7 +321,7 @@ def test_a_recipe_file_on_a_platform_with_the_owners_folders(tmp_path):
     )
     path = tmp_path / "recipe.yaml"
     path.write_text(text)
-    platform = SimpleNamespace(hf_cache=SimpleNamespace(container=CACHE), trusted_images=("vllm/",))
+    platform = SimpleNamespace(hf_cache=HF_CACHE, trusted_images=("vllm/",))
     found = check_recipe_file(path, recipe_serving(text), platform=platform, owner_folders=["/srv"])
     assert [(f.cls, f.option, f.source, f.lineno) for f in found] == [("note", "--volume ~/hf", str(path), 6)]
     assert [f.option for f in check_recipe_file(path, recipe_serving(text), owner_images=["vllm/"])] == [

@@ -98,16 +98,17 @@ def test_where_each_config_finding_points():
 
 
 def test_a_config_key_that_reads_a_path_is_judged_against_the_machine_that_reads_it():
-    assert judged({"compilation-config": {"cache_dir": "/srv/cache"}}) == []  # the container's own folder
-    (host,) = judged({"compilation-config": {"cache_dir": "/srv/cache"}}, image=None)
+    draft = {"method": "eagle", "model": "/srv/draft"}
+    assert judged({"speculative-config": draft}) == []  # the container's own folder
+    (host,) = judged({"speculative-config": draft}, image=None)
     assert host.line() == (
-        "consent: --compilation-config cache_dir: reads a file on your machine (vLLM runs outside a container) "
-        + CONSENT_HOW.format(name="--compilation-config cache_dir")
+        "consent: --speculative-config model: reads a file on your machine (vLLM runs outside a container) "
+        + CONSENT_HOW.format(name="--speculative-config model")
     )
-    (dotted,) = judged({"compilation-config.cache_dir": "/etc/c"}, image=None)
-    assert (
-        dotted.option == "--compilation-config cache_dir /etc/c"
-        and dotted.why == "reads the host's /etc, a system folder"
+    (dotted,) = judged({"speculative-config.model": "/etc/d"}, image=None)
+    assert (dotted.option, dotted.why) == (
+        "--speculative-config model /etc/d",
+        "reads the host's /etc, a system folder",
     )
 
 
