@@ -315,3 +315,23 @@ def test_a_path_flag_reads_the_whole_value_and_a_lora_path_after_its_name():
     assert consent.field == ("serving", "flags", "tokenizer")
     assert looks_like_path("chat-template", "/x\ny") is False
     assert looks_like_path("lora-modules", "/srv/lora") is True
+
+
+def test_a_written_path_is_judged_where_it_lands():
+    """writes-path (catalogue/policy/flags.yaml): the container's own file, a bind of the recipe's (consent), a bind the
+    runner adds (never), and anything on the owner's machine (never)."""
+    assert judged({"download-dir": "/srv/models"}) == []
+    (own,) = judged({"download-dir": "/models/x"}, options=["-v", "/srv/m:/models"])
+    assert own.line() == (
+        "consent: --download-dir /srv/m/x: writes into /srv/m/x, the recipe's bind at /models: files there outlive the "
+        "run and can be another run's code (declare it in serving.consent with a reason; the owner runs it with "
+        "--allow '--download-dir /srv/m/x')"
+    )
+    (runner,) = judged({"download-dir": "/catalogue-cache/x"})
+    assert (runner.cls, runner.basis, runner.field) == ("never", BASIS, ("serving", "flags", "download-dir"))
+    assert runner.why.startswith("writes into ~/.cache/catalogue/compile/<image>/<recipe>/x, a folder of the owner's")
+    (host,) = judged({"download-dir": "/srv/models"}, image=None)
+    assert host.line() == (
+        "never: --download-dir /srv/models: writes there on your machine (vLLM runs outside a container, or --local): "
+        "a file the recipe names could be any of your user's files, or code another program loads (never allowed)"
+    )
