@@ -333,3 +333,12 @@ def test_a_recipe_file_on_a_platform_with_the_owners_folders(tmp_path):
 def test_merge_secrets_puts_findings_without_a_line_first():
     found = [PolicyFinding("never", "A", "w", "h", "b", lineno=1), PolicyFinding("note", "B", "w", "h", "b")]
     assert [f.option for f in merge_secrets(found, [])] == ["B", "A"]
+
+
+def test_a_written_path_is_judged_against_the_platforms_own_binds():
+    """The runner mounts the profile's Hugging Face hub itself: a flag that writes there is never."""
+    context = context_for(SimpleNamespace(hf_cache=HF_CACHE, trusted_images=("vllm/",)))
+    found = check_launch(
+        [], {}, {**LOCAL, "download-dir": CACHE + "/hub/x"}, "vllm/vllm-openai:v1", None, source="s", context=context
+    )
+    assert [(f.cls, f.option) for f in found] == [("never", "--download-dir ~/.cache/huggingface/hub/x")]

@@ -118,3 +118,9 @@ def test_a_nested_config_finding_keeps_the_ones_before_it():
         "--compilation-config backend",
         "--compilation-config inductor_compile_config cpp.cxx",
     ]
+
+
+def test_a_config_key_that_writes_a_path_is_judged_where_it_lands():
+    assert judged({"compilation-config": {"cache_dir": "/srv/cache"}}) == []  # the container's own folder
+    (host,) = judged({"compilation-config": {"cache_dir": "/srv/cache"}}, image=None)
+    assert (host.cls, host.option) == ("never", "--compilation-config cache_dir /srv/cache")
