@@ -10,14 +10,21 @@ from pathlib import Path
 import pytest
 
 from catalogue.flags.snapshot import installed_vllm_version
+from catalogue.models.errors import CatalogueError
+from catalogue.policy import flag_classes as policy_flag_classes
 from catalogue.policy.flag_classes import (
     FLAG_CLASSES,
     KEY_CLASSES,
     canonical,
+    checked_options,
     classes_file,
+    config_table,
     flag_class,
     is_typed,
+    key_class,
+    named_values,
     resolve,
+    snapshot_files,
     snapshot_options,
     unclassed,
 )
@@ -26,8 +33,21 @@ REPO = Path(__file__).resolve().parents[1]
 SNAPSHOTS = sorted((REPO / "snapshots").glob("vllm-*.json"))
 
 
+CACHED = ("snapshot_files", "snapshot_options", "resolve", "classes_file", "flag_classes")
+
+
 def read(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(autouse=True)
+def read_afresh():
+    """Each test reads the snapshots and flags.yaml itself (the module keeps them per process)."""
+    for name in CACHED:
+        getattr(policy_flag_classes, name).cache_clear()
+    yield
+    for name in CACHED:
+        getattr(policy_flag_classes, name).cache_clear()
 
 
 @pytest.mark.parametrize("path", SNAPSHOTS, ids=[p.stem for p in SNAPSHOTS])
@@ -217,3 +237,129 @@ def test_a_listed_flag_stays_in_its_class_whatever_a_snapshot_says_of_its_type(f
     flag_classes.snapshot_files.cache_clear()
     flag_classes.snapshot_options.cache_clear()
     assert flag_class("tool-parser-plugin") == "loads-code"
+
+
+def test_a_spelling_that_names_another_flag_in_another_release_is_refused(forged_release):
+    """A short spelling is not checked against the dest, so each release must give it the same flag."""
+    other = {**option_of(read(SNAPSHOTS[-1]), "enforce_eager"), "dest": "frob", "spellings": ["--frob", "-asc"]}
+    forged_release([other])
+    with pytest.raises(CatalogueError) as caught:
+        snapshot_files()
+    assert str(caught.value).endswith(
+        "vllm-9.0.0.json: options: -asc is frob here and api_server_count in vllm-0.29.0.json: a spelling names "
+        "one flag in every release"
+    )
+
+
+def test_the_spelling_checks_say_what_is_wrong(tmp_path):
+    snapshot = read(SNAPSHOTS[-1])
+    switch = {**option_of(snapshot, "enforce_eager"), "dest": "enable_x", "nargs": 0}
+    path = tmp_path / "vllm-9.json"
+    negatives = ["--enable-x", "--no-enable-x", "--disable-x", "--no-disable-x"]
+    assert checked_options(path, [{**switch, "spellings": negatives}]) == ({**switch, "spellings": negatives},)
+    length = option_of(snapshot, "max_model_len")
+    spelt = {**length, "spellings": ["--max_model_len", "--max-model-len"]}  # the same name, either way
+    assert checked_options(path, [spelt]) == (spelt,)
+    alias = option_of(snapshot, "gpu_memory_utilization")
+    assert checked_options(path, [alias]) == (alias,)  # the alias flags.yaml lists
+    cases = [
+        (
+            {**switch, "spellings": ["--enable-x", "--disable-y"]},
+            "options[0].spellings: --disable-y is spelt as another name of --enable-x, which flags.yaml does not list "
+            "(aliases:)",
+        ),
+        (
+            {**switch, "nargs": None, "spellings": ["--enable-x", "--disable-x"]},
+            "options[0].spellings: --disable-x is spelt as another name of --enable-x",
+        ),
+        (
+            {**switch, "dest": "x", "spellings": ["-x"]},
+            "options[0].dest: dest 'x' is not the name of its first long spelling (none): the policy classes a flag "
+            "by vLLM's own name",
+        ),
+        (
+            {**switch, "dest": "x", "spellings": ["--y", "--x"]},
+            "options[0].dest: dest 'x' is not the name of its first long spelling (y)",
+        ),
+    ]
+    for option, message in cases:
+        with pytest.raises(CatalogueError) as caught:
+            checked_options(path, [option])
+        assert str(caught.value).startswith(f"{path}: {message}")
+
+
+def test_a_class_the_policy_does_not_have_is_refused(tmp_path, monkeypatch):
+    bad = tmp_path / "flags.yaml"
+    bad.write_text("flags:\n  data: [model]\n  frobs: [tokenizer]\nimage_flags: {}\n")
+    monkeypatch.setattr(policy_flag_classes, "CLASSES_FILE", bad)
+    with pytest.raises(ValueError) as caught:
+        policy_flag_classes.flag_classes()
+    assert str(caught.value) == (
+        f"{bad}: flags.frobs: not a class (never, loads-code, sends-data, serves-files, reads-path, writes-path, "
+        "data, config)"
+    )
+    good = tmp_path / "good.yaml"
+    good.write_text("flags:\n  data: [model]\nimage_flags:\n  loads-code: [frob-plugin]\n")
+    monkeypatch.setattr(policy_flag_classes, "CLASSES_FILE", good)
+    policy_flag_classes.classes_file.cache_clear()
+    policy_flag_classes.flag_classes.cache_clear()
+    assert policy_flag_classes.flag_classes() == {"model": "data", "frob-plugin": "loads-code"}
+
+
+def test_canonical_and_is_typed():
+    assert canonical({"dest": "tool_parser_plugin"}) == "tool-parser-plugin"
+    base = {"nargs": None, "choices": None, "type": "str"}
+    assert not is_typed(base)
+    assert not is_typed({**base, "choices": []})
+    assert is_typed({**base, "nargs": 0})
+    assert is_typed({**base, "choices": ["a"]})
+    assert all(is_typed({**base, "type": t}) for t in ("int", "float", "human_readable_int"))
+    assert not is_typed({**base, "type": "json"})
+
+
+def test_snapshot_options_holds_every_release_under_long_spellings_only():
+    found = snapshot_options()
+    assert len(found["max-model-len"]) == len(SNAPSHOTS)
+    assert "device-memory-utilization" in found and "asc" not in found and "-asc" not in found
+    assert {o["dest"] for o in found["disable-prefix-caching"]} == {"enable_prefix_caching"}  # a switch's negative
+
+
+def test_a_release_that_makes_a_typed_flag_free_text_takes_its_data_class_away(forged_release):
+    free = {**option_of(read(SNAPSHOTS[-1]), "max_model_len"), "type": "str", "dest": "max_model_len"}
+    forged_release([])
+    snapshot = read(policy_flag_classes.SNAPSHOTS / "vllm-9.0.0.json")
+    snapshot["options"] = [free if o["dest"] == "max_model_len" else o for o in snapshot["options"]]
+    (policy_flag_classes.SNAPSHOTS / "vllm-9.0.0.json").write_text(json.dumps(snapshot))
+    policy_flag_classes.snapshot_files.cache_clear()
+    policy_flag_classes.snapshot_options.cache_clear()
+    assert flag_class("max-model-len") is None
+
+
+def test_named_values_and_config_tables():
+    assert named_values("distributed-executor-backend") == ("ray", "mp", "uni", "external_launcher")
+    assert named_values("model") is None
+    assert config_table("no-such-config") == {}
+    assert config_table("compilation-config")["when"]["backend"]["eager"] == "data"
+
+
+def test_key_class_by_table_value_and_nesting():
+    table = {
+        "when": {"switch": {"true": "loads-code", "*": "data"}, "mode": {"x": "data"}},
+        "keys": {"sub": {"data": ["a"]}},
+        "data": ["d", "both"],
+        "loads-code": ["both"],
+        "reads-path": ["p"],
+    }
+    assert key_class(table, "switch", True) == "loads-code"  # a YAML switch, written as YAML writes it
+    assert key_class(table, "switch", "True") == "data"
+    assert key_class(table, "switch", False) == "data"
+    assert key_class(table, "mode", "x") == "data" and key_class(table, "mode", "y") is None
+    assert key_class(table, "sub", {"a": 1}) == {"data": ["a"]}
+    assert key_class(table, "both", 1) == "loads-code"  # the first class of KEY_CLASSES that lists it
+    assert key_class(table, "p", "/x") == "reads-path" and key_class(table, "d", 1) == "data"
+    assert key_class(table, "none", 1) is None and key_class({}, "d", 1) is None
+    compilation = config_table("compilation-config")
+    assert key_class(compilation, "backend", "eager") == "data"
+    assert key_class(compilation, "backend", "my.module") == "loads-code"
+    assert key_class(config_table("speculative-config"), "method", "custom_class") == "loads-code"
+    assert key_class(config_table("speculative-config"), "method", "eagle") == "data"
