@@ -28,7 +28,16 @@ HOW = "the catalogue never keeps a credential: remove it from the file"
 
 
 def test_json_strings_walks_every_string_with_its_location():
-    data = {"a": "x", "HF_TOKEN": "v", "l": ["p", "q"], "n": 1, "m": [1, "s"], "e": [], 7: {"k": None}}
+    data = {
+        "a": "x",
+        "HF_TOKEN": "v",
+        "l": ["--key", "q", "w"],
+        "p": ["p", "q"],
+        "n": 1,
+        "m": [1, "s"],
+        "e": [],
+        7: {"k": None},
+    }
     assert list(json_strings(data)) == [
         (("a",), "a"),
         (("a",), "x"),
@@ -36,18 +45,23 @@ def test_json_strings_walks_every_string_with_its_location():
         (("HF_TOKEN",), "HF_TOKEN: v"),  # found by the name it is stored under
         (("HF_TOKEN",), "v"),
         (("l",), "l"),
-        (("l", 0), "p"),
+        (("l", 0), "--key"),
         (("l", 1), "q"),
-        (("l",), "p q"),  # an argv: a flag and its value are two words
+        (("l", 2), "w"),
+        (("l",), "--key q"),  # an argv: a flag and its value are two words, joined as one line
+        (("p",), "p"),
+        (("p", 0), "p"),
+        (("p", 1), "q"),  # no flag among them: no joined line
         (("n",), "n"),
         (("m",), "m"),
-        (("m", 1), "s"),  # not every item a string: no joined line
+        (("m", 1), "s"),
         (("e",), "e"),
         (("7",), "7"),
         (("7", "k"), "k"),
     ]
     assert list(json_strings("top", ("r",))) == [(("r",), "top")]
     assert list(json_strings(3)) == [] and list(json_strings(None)) == []
+    assert list(json_strings(["-x", 5, "-y", "z"])) == [((0,), "-x"), ((2,), "-y"), ((3,), "z"), ((), "-y z")]
 
 
 def test_a_secret_name_with_a_value_that_is_not_text_is_not_a_pair():
@@ -55,7 +69,6 @@ def test_a_secret_name_with_a_value_that_is_not_text_is_not_a_pair():
     assert list(json_strings({"HF_TOKEN": ["a"]})) == [
         (("HF_TOKEN",), "HF_TOKEN"),
         (("HF_TOKEN", 0), "a"),
-        (("HF_TOKEN",), "a"),
     ]
 
 
