@@ -23,7 +23,7 @@ from runner.hosts.hosts import LOCAL, Host
 from runner.hosts.placement import client_mounts_and_env, link_interfaces, spread_hosts
 from runner.planning.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.planning.jobs import level_jobs
-from runner.planning.plan_data import NodeRun, Plan, compile_cache, recipe_cache_name
+from runner.planning.plan_data import NodeRun, Plan, compile_cache
 
 CACHE_ROOT = "~/.cache/catalogue/compile"
 """vLLM's and torch.compile's caches, one folder per image and recipe (mode 0700), so a second boot is warm: under
@@ -141,7 +141,7 @@ def make_plan(
             if recipe.serving.simulator is not None:  # this Python, which imports the simulator as it does the runner
                 serve = [sys.executable, *serve[1:]]
             if cache_root:
-                cache = str(Path.home() / ".cache" / "catalogue-compile" / recipe_cache_name(entry.id, entry.folder))
+                cache = str(Path.home() / ".cache" / "catalogue-compile" / entry.id)
                 env.setdefault("VLLM_CACHE_ROOT", f"{cache}/vllm")
                 env.setdefault("TORCHINDUCTOR_CACHE_DIR", f"{cache}/inductor")
             nodes.append(
