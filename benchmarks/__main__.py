@@ -1,7 +1,8 @@
-"""`nox -s bench`: site build scaling, `mkdocs serve` edit latency, flag validation, runner overhead, topologies,
-the capacity search (`nox -s bench -- capacity`; not in the default set: it boots the tiny server twice), and no-change
-refreshes of the tiny docker example judged by the regression check (`nox -s bench -- nochange`; needs docker), and
-the statistics against the simulator's truth (`nox -s bench -- truth`: about 40 minutes of refreshes)."""
+"""`nox -s bench`: site build scaling, `mkdocs serve` edit latency, flag validation, the secret scan's worst cases,
+runner overhead, topologies, the capacity search (`nox -s bench -- capacity`; not in the default set: it boots the
+tiny server twice), and no-change refreshes of the tiny docker example judged by the regression check (`nox -s bench
+-- nochange`; needs docker), and the statistics against the simulator's truth (`nox -s bench -- truth`: about 40
+minutes of refreshes)."""
 
 from __future__ import annotations
 
@@ -313,7 +314,7 @@ def bench_runner() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
-    parser.add_argument("parts", nargs="*", default=["build", "serve", "validation", "runner", "topologies"])
+    parser.add_argument("parts", nargs="*", default=["build", "serve", "validation", "secrets", "runner", "topologies"])
     parser.add_argument("--sizes", help="catalogue sizes, comma-separated (build: 100,500,1000; serve: 100,1000)")
     parser.add_argument("--against", metavar="REV", help="build and serve: also measure this commit, in turn")
     parser.add_argument("--repeats", type=int, default=5, help="build: builds per size and commit (best and median)")
@@ -335,6 +336,10 @@ def run_parts(args: argparse.Namespace, trees: list[Tree]) -> None:
                 bench_serve_edit(int(n), dirty=False, tree=tree)
     if "validation" in args.parts:
         bench_validation()
+    if "secrets" in args.parts:
+        from benchmarks.secret_scan import bench_secret_scan
+
+        bench_secret_scan()
     if "runner" in args.parts:
         bench_runner()
     if "topologies" in args.parts:

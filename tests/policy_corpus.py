@@ -238,6 +238,52 @@ FLAG_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     ),
     "a file of more flags": (flag("config", "/recipe/more.yaml"), "never: --config: a YAML file of more flags"),
     "an unknown flag with free text": (flag("mystery-option", "/opt/x"), "consent: --mystery-option: takes free text"),
+    # paths the server writes (class writes-path), by where they land: the runner's own binds, the recipe's, the host
+    "download into another model's folder of the HF cache": (
+        flag("download-dir", "/root/.cache/huggingface//hub/x/../models--org--other"),
+        "never: --download-dir ~/.cache/huggingface/hub/models--org--other: writes into",
+    ),
+    "compile cache key into the runner's compile cache": (
+        flag("compilation-config", {"cache_dir": "/catalogue-cache/vllm"}),
+        "never: --compilation-config cache_dir ~/.cache/catalogue/compile/<image>/<recipe>/vllm: writes into",
+    ),
+    "debug dump relative to a working folder in the HF cache": (
+        lambda f: (
+            options("-w", "/root/.cache/huggingface")(f),
+            flag("compilation-config", '{"debug_dump_path": "hub/dump"}')(f),
+        ),
+        "never: --compilation-config debug_dump_path ~/.cache/huggingface/hub/dump: writes into",
+    ),
+    "profiler traces into the HF cache from ~": (
+        flag("profiler-config", {"profiler": "torch", "torch_profiler_dir": "~/.cache/huggingface/hub/t"}),
+        "never: --profiler-config torch_profiler_dir ~/.cache/huggingface/hub/t: writes into",
+    ),
+    "profiler traces uploaded": (
+        flag("profiler-config", {"profiler": "torch", "torch_profiler_dir": "gs://bucket/t"}),
+        "consent: --profiler-config torch_profiler_dir: sends what it writes",
+    ),
+    "encoder scales saved into the HF cache": (
+        flag("mm-encoder-fp8-scale-save-path", "/root/.cache/huggingface/hub/scales.json"),
+        "never: --mm-encoder-fp8-scale-save-path ~/.cache/huggingface/hub/scales.json: writes into",
+    ),
+    "download into the recipe's own bind": (
+        lambda f: (
+            options("-v", "/srv/models:/models")(f),
+            consent("--volume /srv/models")(f),
+            flag("download-dir", "/models/m")(f),
+        ),
+        "consent: --download-dir /srv/models/m: writes into /srv/models/m, the recipe's bind at /models",
+    ),
+    "download on the owner's machine (no container)": (
+        serving(
+            lambda s: (
+                [s.pop(k, None) for k in ("image", "container", "image_source")],
+                s.update(consent=[{"option": "no container", "reason": "a reason"}]),
+                s["flags"].update({"download-dir": "/srv/dl"}),
+            )
+        ),
+        "never: --download-dir /srv/dl: writes there on your machine",
+    ),
 }
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from catalogue.policy.check import check_options, parse_mount
+from catalogue.models.platform import load_platform
+from catalogue.policy.check import check_launch, check_options, context_for, parse_mount
 from runner.hosts.docker_view import OwnMount
 from runner.hosts.hosts import LOCAL
 from runner.planning.inspect_gate import Container, Refused, Verdicts, create_all
@@ -123,3 +124,30 @@ def test_a_repeated_mount_field_is_read_as_docker_reads_it_and_refused(engine, t
     assert (mount.source, mount.target) == (source, entry["Destination"])
     found = [(f.cls, f.why.split(":")[0]) for f in check_options(["--mount", value], {})]
     assert ("never", f"a field given twice ({mount.repeated})") in found, found
+
+
+def test_a_path_the_server_writes_is_judged_where_docker_lands_it(engine, tmp_path):
+    """The `vllm serve` flags docker holds, with docker's working folder and mounts: a relative path from a working
+    folder above the runner's HF cache bind lands in it (never, named by the host folder); a path in the recipe's
+    own bind is consent the owner has not given; and the static gate names the same flag."""
+    hub, models = tmp_path / "hub", tmp_path / "models"
+    hub.mkdir()
+    models.mkdir()
+    words = ["-w", "/root/.cache/huggingface", "-v", f"{hub}:/root/.cache/huggingface/hub", "-v", f"{models}:/models"]
+    command = ["vllm", "serve", "m", "--download-dir", "hub/m", "--compilation-config", '{"cache_dir": "/models/c"}']
+    labels = [w for k, v in LABELS.items() for w in ("--label", f"{k}={v}")]
+    run = ["docker", "run", "--log-driver", "json-file", *labels, *words, IMAGE, *command]
+    own = [OwnMount(str(hub), "/root/.cache/huggingface/hub")]
+    before = all_containers()
+    with pytest.raises(Refused) as refused:
+        create_all([Container("server", LOCAL, run, {}, LABELS, own)], {"server": IMAGE}, Verdicts({}, []))
+    lines = str(refused.value).splitlines()
+    assert any(f"never: --download-dir {hub}/m: writes into {hub}/m" in line for line in lines), lines
+    assert any(f"consent: --compilation-config cache_dir {models}/c: " in line for line in lines), lines
+    assert all_containers() == before
+    static = check_launch(
+        words[:2], {}, {"download-dir": "hub/m"}, IMAGE, {}, source="r", context=context_for(load_platform("cpu"))
+    )
+    assert [(f.cls, f.option) for f in static if "download" in f.option] == [
+        ("never", "--download-dir ~/.cache/huggingface/hub/m")
+    ]

@@ -1,13 +1,18 @@
-"""The MkDocs adapter: front matter escaped for Material, content and splicing, and a theme shell that gives
-byte-for-byte the pages MkDocs renders itself, hostile titles included."""
+"""The MkDocs adapter: front matter escaped for Material, content and splicing, a theme shell that gives
+byte-for-byte the pages MkDocs renders itself, hostile titles included, and `mkdocs serve` watching with file
+events."""
 
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 
 import yaml
+from mkdocs.livereload import LiveReloadServer
+from watchdog.observers.polling import PollingObserver
 
-from catalogue.site.mkdocs_adapter import front_matter, page_content, splice
+from catalogue.site.mkdocs_adapter import ChangeEvents, file_events, front_matter, page_content, splice
 from catalogue.site.page import Page
 from tests.site_support import REPO, mkdocs_build
 
@@ -45,3 +50,58 @@ def test_shell_and_full_theme_render_give_identical_sites(tmp_path):
     assert different == []
     page = sites["on"][next(p for p in sites["on"] if p.parts[:2] == ("recipes", "gptoss-120b"))].decode()
     assert "<script>x</script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+
+
+def _serving(server: LiveReloadServer) -> threading.Thread:
+    thread = threading.Thread(target=server.serve, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.observer.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return thread
+
+
+def test_serve_watches_with_file_events_edits_not_reads(tmp_path):
+    """The MkDocs internal that file_events replaces: LiveReloadServer.observer, a PollingObserver until `serve`
+    starts it (this fails if MkDocs changes that). The watches made before (docs_dir, the config file) move over;
+    an edit starts one build, a file read (as every build reads the recipes) none."""
+    builds: list[float] = []
+    server = LiveReloadServer(lambda: builds.append(time.monotonic()), "127.0.0.1", 0, str(tmp_path / "site"))
+    docs, config, recipes = tmp_path / "docs", tmp_path / "mkdocs.yml", tmp_path / "recipes"
+    docs.mkdir()
+    config.write_text("site_name: x\n")
+    (recipes / "a").mkdir(parents=True)
+    recipe = recipes / "a" / "recipe.yaml"
+    recipe.write_text("title: a\n")
+    server.watch(str(docs))
+    server.watch(str(config))
+    assert isinstance(server.observer, PollingObserver) and not server.observer.is_alive()
+    assert file_events(server, [str(recipes)]) and isinstance(server.observer, ChangeEvents)
+    server.watch(str(recipes))
+    assert {e.watch.raw_path for e in server.observer.emitters} == {str(docs), str(config), str(recipes)}
+    thread = _serving(server)
+    try:
+        recipe.read_text()
+        time.sleep(0.6)
+        assert builds == []
+        start = time.monotonic()
+        recipe.write_text("title: b\n")
+        while not builds and time.monotonic() < start + 10:
+            time.sleep(0.01)
+        assert len(builds) == 1 and builds[0] - start < 0.5  # polling alone waits up to 0.5 s before it looks
+        config.write_text("site_name: y\n")
+        while len(builds) < 2 and time.monotonic() < start + 10:
+            time.sleep(0.01)
+        assert len(builds) == 2
+    finally:
+        server.shutdown(wait=True)
+        thread.join(10)
+
+
+def test_file_events_leave_a_started_or_unknown_observer_alone(tmp_path):
+    server = LiveReloadServer(lambda: None, "127.0.0.1", 0, str(tmp_path))
+    server.observer = ChangeEvents()
+    assert not file_events(server, [str(tmp_path)])
+    missing = LiveReloadServer(lambda: None, "127.0.0.1", 0, str(tmp_path))
+    assert not file_events(missing, [str(tmp_path / "no-such-folder")])  # cannot watch it: polling kept
+    assert isinstance(missing.observer, PollingObserver)

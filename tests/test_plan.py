@@ -4,6 +4,7 @@ gets, and a resume that measures the same thing. No engine needed: nothing here 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from runner.recording.record import build_run, provenance
 from runner.recording.rerun import refuse_different
 
 REPO = Path(__file__).resolve().parents[1]
+DOCKER_IMAGE = "local/debian-py:bookworm"
 SPARKS = """hosts:
   spark1: {docker: local, address: 192.168.100.10, interface: enp1s0f1np1, trusted_images: [vllm-node-mxfp4]}
   spark2: {docker: "ssh://me@192.168.100.11", address: 192.168.100.11, interface: enp1s0f1np1}
@@ -190,3 +192,45 @@ def test_the_compile_cache_is_keyed_by_the_exact_image_and_the_recipe_folder(tmp
     assert copies["a"].split("/")[-2].startswith("local-vllm-cpu-0-32-0-")  # still readable
     assert copies["a"].split("/")[-1].startswith("tiny-cpu-docker-")
     assert _cache_of(REPO / "examples" / "tiny-cpu-docker") == _cache_of(REPO / "examples" / "tiny-cpu-docker")
+
+
+@pytest.mark.parametrize(
+    ("recipe_id", "mode"),
+    [("tiny-cpu-docker", "ro"), ("glm4-9b-chat-ngc-2510", "ro"), ("gemma4-26b-a4b-bf16-djangs", "")],
+)
+def test_the_hf_cache_is_read_only_where_repo_code_may_run_or_the_recipe_is_offline(recipe_id, mode, hosts_file):
+    """tiny-cpu-docker runs offline, glm4 trusts the repository's code: the hub is read-only for the server (its
+    own mount as the inspect gate matches it) and the client, and the dry run says why; gemma4 downloads into it."""
+    hosts = parse_hosts("spark1", hosts_file) if recipe_id.startswith(("glm", "gemma")) else None
+    plan = make_plan(entry(recipe_id), hosts=hosts)
+    server = plan.nodes[0]
+    hub = [m for m in server.own_mounts if m.target.endswith("/hub")]
+    assert [m.mode for m in hub] == [mode]
+    suffix = ":ro" if mode else ""
+    assert f"{hub[0].source}:{hub[0].target}{suffix}" in server.argv
+    client_hub = [w for w in plan.client_argv if w.startswith(hub[0].source + ":")]
+    assert len(client_hub) == 1 and client_hub[0].endswith(":ro") == bool(mode), client_hub
+    assert any("hub read-only" in change for change in plan.changes) == bool(mode)
+
+
+@pytest.mark.docker
+def test_a_container_the_plan_mounts_read_only_cannot_write_into_the_owners_cache(engine, tmp_path, monkeypatch):
+    """On the real engine, with the plan's own `-v` words for the hub: the container reads a model's file and its
+    write there fails with EROFS; nothing lands in the owner's folder."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    (tmp_path / "hub" / "models--org--m").mkdir(parents=True)
+    (tmp_path / "hub" / "models--org--m" / "config.json").write_text("{}")
+    argv = make_plan(entry("tiny-cpu-docker")).nodes[0].argv
+    i = next(i for i, w in enumerate(argv) if w.startswith(f"{tmp_path}/hub:"))
+    assert argv[i].endswith(":ro") and argv[i - 1] == "-v"
+    hub = argv[i].split(":")[1]
+    script = f"cat {hub}/models--org--m/config.json && echo x > {hub}/models--org--other"
+    out = subprocess.run(
+        ["docker", "run", "--rm", "--label", "catalogue-test.plan=ro", "-v", argv[i], DOCKER_IMAGE, "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode != 0 and out.stdout == "{}", out
+    assert "Read-only file system" in out.stderr, out.stderr
+    assert sorted(p.name for p in (tmp_path / "hub").iterdir()) == ["models--org--m"]

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from catalogue.commands.cli import main
 from catalogue.models.benchmark import BenchmarkRun, RateLevel
 from catalogue.models.plausible import MAX_MS, MAX_REQUESTS, MAX_S
+from catalogue.models.recipe import RegressionBand, Sweep
 from catalogue.models.slo import OpenLoop, Slo
 from catalogue.stats.order_stats import binom_cdf, rank_bounds
 from catalogue.stats.request_samples import decide
@@ -51,6 +52,41 @@ def test_every_number_of_a_run_file_has_an_upper_bound():
 
 def test_the_open_loop_settings_and_slo_have_upper_bounds():
     assert unbounded(OpenLoop) == [] and unbounded(Slo) == []
+
+
+def test_the_sweeps_own_numbers_and_its_regression_band_have_upper_bounds():
+    assert unbounded(RegressionBand) == []
+    assert [path for path in unbounded(Sweep) if path.count(".") == 1] == []  # Arena and agents settings aside
+
+
+@pytest.mark.parametrize(
+    ("band", "accepted"),
+    [
+        ({"throughput_ratio": 1e-9}, False),  # attack44b F6: with latency_ratio 1e9, a 10x regression was noise
+        ({"latency_ratio": 1e9}, False),
+        ({"throughput_ratio": 0.49}, False),
+        ({"latency_ratio": 2.01}, False),
+        ({"throughput_ratio": 1.0}, False),
+        ({"latency_ratio": 1.0}, False),
+        ({"throughput_ratio": 0.5, "latency_ratio": 2.0}, True),
+        ({"throughput_ratio": 0.93, "latency_ratio": 1.07}, True),  # examples/sim-tiny's
+    ],
+)
+def test_the_regression_band_lies_between_half_and_double(band, accepted):
+    if accepted:
+        RegressionBand.model_validate(band)
+    else:
+        with pytest.raises(ValidationError):
+            RegressionBand.model_validate(band)
+
+
+def test_validate_names_the_recipe_and_the_band_field_that_would_mute_the_alarm(tmp_path, capsys):
+    shutil.copytree(REPO / "examples" / "tiny-cpu-docker", tmp_path / "tiny-cpu-docker")
+    path = tmp_path / "tiny-cpu-docker" / "recipe.yaml"
+    path.write_text(path.read_text().replace("throughput_ratio: 0.7", "throughput_ratio: 0.000000001"))
+    assert main(["--root", str(tmp_path), "validate", "--no-flags"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "recipe.yaml" in err and "sweep.regression.throughput_ratio" in err, err
 
 
 @pytest.mark.parametrize(

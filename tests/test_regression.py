@@ -34,13 +34,13 @@ def slower_copy(tmp_path, repo, factor: float, **extra):
     measured = next((folder / "runs").glob("*.json"))
     data = without_calibrations(json.loads(measured.read_text()))
     measured.write_text(json.dumps(data))
-    data["recorded_at"] = "2026-12-01T12:00:00+00:00"
+    data["recorded_at"] = "2026-11-26T12:00:00+00:00"
     command = data["provenance"]["serve_command"]
     data["provenance"]["serve_command"] = [*command, "--max-num-seqs", "1"]
     for level in data["levels"]:
         level["generation_tps"] = level["generation_tps"] * factor
     data.update(extra)
-    (folder / "runs" / "20261201T120000Z.json").write_text(json.dumps(data))
+    (folder / "runs" / "20261126T120000Z.json").write_text(json.dumps(data))
     return load_entry(folder)
 
 
@@ -186,12 +186,12 @@ def lower_capacity_copy(tmp_path, repo, factor: float, slo: dict | None = None):
     measured = next((folder / "runs").glob("*.json"))
     data = without_calibrations(json.loads(measured.read_text()))
     measured.write_text(json.dumps(data))
-    data["recorded_at"] = "2026-12-01T12:00:00+00:00"
+    data["recorded_at"] = "2026-11-26T12:00:00+00:00"
     data["capacity"]["rps"] = round(data["capacity"]["rps"] * factor, 2)
     data["capacity"]["upper_rps"] = round(data["capacity"]["upper_rps"] * factor, 2)
     if slo is not None:
         data["slo"] = slo
-    (folder / "runs" / "20261201T120000Z.json").write_text(json.dumps(data))
+    (folder / "runs" / "20261126T120000Z.json").write_text(json.dumps(data))
     return load_entry(folder)
 
 

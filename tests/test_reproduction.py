@@ -20,6 +20,17 @@ REPO = Path(__file__).resolve().parents[1]
 HOSTILE_WORD = "\x1b]0;owned\x07"
 
 
+RECORDED_BEFORE = {
+    "tiny-cpu-docker": [
+        "server: word 12 is '/root/.cache/huggingface/hub:/root/.c...' in the file, "
+        "'/root/.cache/huggingface/hub:/root/.c...' rebuilt"
+    ]
+}
+"""Runs recorded before a change of the runner's own words, and the one difference `reproduce` reports for each:
+tiny-cpu-docker's run (2026-11-25) mounted the HF cache's hub read-write; the runner now mounts it read-only for an
+offline recipe (`...hub:ro`, issue 44). A new measured run of the example is rebuilt word for word again."""
+
+
 @pytest.mark.parametrize("recipe_id", ["tiny-cpu", "tiny-cpu-capacity", "tiny-cpu-docker"])
 def test_a_runners_own_run_is_rebuilt_word_for_word_from_the_recipe_and_its_figures(recipe_id):
     """Servers, levels and each capacity probe (its rate, request count and seed from the run's typed fields) come
@@ -27,7 +38,7 @@ def test_a_runners_own_run_is_rebuilt_word_for_word_from_the_recipe_and_its_figu
     entry = load_entry(REPO / "examples" / recipe_id)
     run = measured_run(entry, None)
     steps, differs = reproduction(entry, run, [LOCAL])
-    assert differs == []
+    assert differs == RECORDED_BEFORE.get(recipe_id, [])
     bench = [s.argv for s in steps if s.argv and "bench" in s.argv]
     assert len(bench) == len(run.provenance.bench_commands) == len(run.levels) + len(run.long_context) + len(run.rates)
 

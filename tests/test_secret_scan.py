@@ -4,9 +4,16 @@ text a model wrote."""
 
 from __future__ import annotations
 
+import signal
+import time
+from contextlib import contextmanager
+from itertools import pairwise
+
 import pytest
 
 from catalogue.policy.secret_scan import (
+    OVERLAP,
+    WINDOW,
     _word_at,
     is_literal,
     is_path,
@@ -14,10 +21,12 @@ from catalogue.policy.secret_scan import (
     keyword_hits,
     mask,
     plugin_hits,
+    quiet_names,
     redact,
     scan_text,
     scan_texts,
     value_is_secret,
+    windows,
 )
 
 HF = "hf_SeCrEtToKeN1234567890"
@@ -197,3 +206,73 @@ def test_line_numbers_by_default_and_in_generated_text():
     assert [h.line for h in plugin_hits(f"status: {HF}")] == [1]
     (found,) = scan_texts([f"a\nout {HF}"], generated=[True])
     assert [s.line for s in found] == [2]
+
+
+@contextmanager
+def deadline(seconds: int):
+    """Fail (not hang) when the block runs longer than `seconds`: the quadratic scan took 82 s on 20 KB."""
+
+    def expired(*_):
+        raise TimeoutError(f"took over {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("word", ["api_key", "a", "-1a"])
+def test_keyword_hits_read_a_long_line_of_name_characters_in_linear_time(word):
+    line = word * (200_000 // len(word)) + " HF_TOKEN=" + HF
+    start = time.monotonic()
+    with deadline(20):  # before: about 80 minutes (quadratic, 82 s at 20 KB)
+        hits = keyword_hits(line)
+    assert [hit.value for hit in hits] == [HF], time.monotonic() - start
+
+
+@pytest.mark.parametrize("word", ["api_key", "password", "pwd:=0 "])
+def test_the_detectors_read_a_long_line_of_keyword_names_in_bounded_time(word):
+    line = word * (200_000 // len(word))
+    with deadline(30):  # before: hours (detect-secrets' keyword patterns, quadratic in a word's names)
+        assert scan_text(line + " " + GITHUB)[0].value == GITHUB
+
+
+def test_windows_overlap_and_cover_the_line():
+    line = "".join(chr(65 + i % 26) for i in range(5 * WINDOW + 17))
+    parts = windows(line)
+    assert all(len(window) <= WINDOW and line[start : start + WINDOW] == window for start, window in parts)
+    assert parts[0][0] == 0 and parts[-1][0] + len(parts[-1][1]) == len(line)
+    assert all(b[0] == a[0] + WINDOW - OVERLAP for a, b in pairwise(parts))
+    assert windows("short") == [(0, "short")] and windows("") == [(0, "")]
+
+
+@pytest.mark.parametrize("border", [WINDOW, 2 * WINDOW - OVERLAP, 3 * WINDOW - 2 * OVERLAP])
+@pytest.mark.parametrize("before", [1, len(GITHUB) // 2, len(GITHUB) - 1])
+def test_a_token_across_a_window_border_is_found_whole(border, before):
+    filler = "lorem ipsum " * (4 * WINDOW // 12)
+    line = filler[: border - before - 1] + " " + GITHUB + " " + filler
+    assert line.index(GITHUB) < border < line.index(GITHUB) + len(GITHUB)
+    assert [(hit.kind, hit.value) for hit in plugin_hits(line)] == [("GitHub Token", GITHUB)]
+    assert scan_text("x: 1\n" + line)[0].line == 2
+
+
+def test_a_keyword_pair_across_a_window_border_is_found_by_the_keyword_detector():
+    line = "lorem ipsum " * (WINDOW // 12) + 'db_password = "Zq8vLm2Rt" ' + "lorem ipsum " * 200
+    assert any(hit.kind == "Secret Keyword" and hit.value == "Zq8vLm2Rt" for hit in plugin_hits(line))
+
+
+def test_quiet_names_zeroes_only_a_word_of_two_or_more_names_and_keeps_the_length():
+    text = 'x_password = "v" api_keyapi_key pwdsecret ab'
+    quiet = quiet_names(text)
+    assert len(quiet) == len(text) and quiet.startswith('x_password = "v" ') and quiet.endswith(" ab")
+    assert "api_key" not in quiet and "pwd" not in quiet and "0" * 14 in quiet
+
+
+def test_a_line_of_many_distinct_tokens_is_read_in_linear_time():
+    tokens = [f"hf_{i:08d}SeCrEtToKeN{i:08d}" for i in range(20_000)]
+    with deadline(20):  # each hit was compared with every earlier one: about 2e8 comparisons
+        hits = plugin_hits(" ".join(tokens))
+    assert sorted(hit.value for hit in hits if hit.kind == "Hugging Face Token") == tokens  # each once

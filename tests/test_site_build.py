@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import gc
+import sys
 
 import yaml
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
 
 from catalogue.commands.cli import main
 from catalogue.flags.drift import release_checkers
@@ -100,3 +104,20 @@ def test_texts_made_with_the_pages_are_the_ones_the_api_and_sparkrun_writers_mak
     assert published and sorted(build.published) == sorted(published)
     direct = api_documents(build.recipes, when) | sparkrun_files([entry for entry, _ in build.recipes])
     assert published_files(build, when) == direct
+
+
+def test_what_the_catalogue_made_is_frozen_from_the_collector_while_mkdocs_renders(tmp_path, monkeypatch):
+    """The hooks freeze the objects of on_files (gc.freeze) while MkDocs renders the pages, and unfreeze them
+    when the build ends: the collector is on again, and nothing stays frozen."""
+    monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")
+    config = load_config(str(REPO / "mkdocs.yml"), site_dir=str(tmp_path / "site"))
+    config.plugins.on_startup(command="build", dirty=False)
+    hooks = sys.modules["site_src/hooks.py"].HOOKS
+    frozen: list[int] = []
+    render = hooks.post_page
+    monkeypatch.setattr(
+        hooks, "post_page", lambda output, page: (frozen.append(gc.get_freeze_count()), render(output, page))[1]
+    )
+    build(config)
+    assert len(frozen) > 50 and min(frozen) > 100_000  # every generated page rendered with the catalogue frozen
+    assert gc.get_freeze_count() == 0 and gc.isenabled()

@@ -100,6 +100,8 @@ def test_a_rebuild_renders_what_changed_and_equals_a_full_render(serving, tmp_pa
 
     page = live / "recipes" / "gptoss-120b" / "index.html"
     written_at = page.stat().st_mtime_ns
+    docs_page = live / "methodology" / "workloads" / "index.html"  # a page of docs_dir, titled in the nav
+    docs_written_at = docs_page.stat().st_mtime_ns
     _serve_build(live, dirty)
     # nothing changed: the pages in the nav, and the one methodology.md links to, are rendered again
     assert set(preview.last_rendered) == {"index.md", "compare/index.md", "examples/tiny-cpu.md"}
@@ -118,6 +120,8 @@ def test_a_rebuild_renders_what_changed_and_equals_a_full_render(serving, tmp_pa
     assert "recipes/gptoss-120b/index.html" in changed and "index.html" in changed
     assert {_html_path(path) for path in rendered} >= changed  # every page whose HTML changed was rendered
     assert "recipes/gptoss-120b.md" in rendered and len(rendered) < len(generated) // 2
+    # the same generated files as before: --dirty leaves the docs_dir page whose links and title did not change
+    assert (docs_page.stat().st_mtime_ns == docs_written_at) is dirty
     assert "edited while serving" in after["index.html"].decode()
 
     search = json.loads(after["search/search_index.json"])
@@ -151,7 +155,10 @@ def test_recipes_added_removed_or_unpublished_leave_no_stale_file(serving, tmp_p
 
     shutil.copytree(root / "qwen3-8b-fp8", root / "qwen3-8b-fp8-copy")
     shutil.rmtree(root / "mistral-nemo-12b-fp8")
+    docs_page = live / "methodology" / "workloads" / "index.html"
+    docs_written_at = docs_page.stat().st_mtime_ns
     _serve_build(live, dirty)
+    assert docs_page.stat().st_mtime_ns != docs_written_at  # other pages to link to: docs_dir is rendered again
     after = _files(live)
     assert "recipes/qwen3-8b-fp8-copy/index.html" in after
     assert "recipes/qwen3-8b-fp8-copy.md" in set(hooks.HOOKS.preview.last_rendered)

@@ -73,6 +73,11 @@ def _run_order(run: BenchmarkRun) -> tuple[dt.date, dt.datetime]:
     return (run.measured_on or dt.date.min, run.recorded_at)
 
 
+CLOCK_SKEW = dt.timedelta(days=1)
+"""How far a run's recorded_at may lie ahead of this machine's clock (another machine's clock), and an import's
+source_date ahead of its recorded_at (a source's local date)."""
+
+
 def refuse_link(path: Path) -> None:
     """A recipe file, a run file, its runs folder and its recipe folder are read only where none is a symlink."""
     for part in (path, path.parent, path.parent.parent if path.parent.name == RUNS_DIR else path.parent):
@@ -111,7 +116,22 @@ def parse_run(path: Path, scan_secrets: bool = True) -> BenchmarkRun:
         raise CatalogueError(
             path, f"file name must be its recorded_at stamp and part: {run.file_stem}.json", "recorded_at"
         )
+    refuse_future(path, run)
     return run
+
+
+def refuse_future(path: Path, run: BenchmarkRun, now: dt.datetime | None = None) -> None:
+    """A run recorded later than now, or (imported) measured later than it was recorded, beyond CLOCK_SKEW (the
+    source's date is in its own time zone), is an error: the newest date picks a page's headline run and hides
+    a recipe from `stale`."""
+    latest = (now or dt.datetime.now(dt.UTC)) + CLOCK_SKEW
+    if run.recorded_at > latest:
+        raise CatalogueError(path, f"recorded_at {run.recorded_at:%Y-%m-%d %H:%M} UTC is in the future", "recorded_at")
+    measured = run.measured_on
+    if measured is not None and measured > (run.recorded_at + CLOCK_SKEW).astimezone(dt.UTC).date():
+        raise CatalogueError(
+            path, f"source_date {measured} is after recorded_at {run.recorded_at:%Y-%m-%d}", "provenance.source_date"
+        )
 
 
 def recipe_platform(path: Path, recipe: Recipe) -> Platform:

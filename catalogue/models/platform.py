@@ -18,6 +18,7 @@ from pydantic import Field, ValidationError
 from catalogue.models.bounded import MAX_YAML_BYTES, read_bounded
 from catalogue.models.errors import CatalogueError, from_validation
 from catalogue.models.passport import Gates
+from catalogue.models.runner_mounts import hub_target, hub_volume
 from catalogue.models.strict import Strict
 from catalogue.models.yaml_files import parse_yaml
 from catalogue.policy.docker_options import option_key, option_name, option_value, split_options
@@ -97,6 +98,8 @@ class ProfilePart:
     """The env names that differ per node (the multi-node network settings)."""
     folded: list[str] = field(default_factory=list)
     """Recipe mounts of the Hugging Face cache that the profile's own cache mount replaces (the owner's folder)."""
+    hub: str | None = None
+    """Where the profile mounts the Hugging Face cache's hub in the container (runner_mounts.hub_target), if it does."""
 
     def summary(self) -> list[str]:
         """The added words as `--opt value` / `K=V` items, for a line that marks them."""
@@ -177,6 +180,7 @@ def profile_part(
     role: str = "node",
     rdma: bool = False,
     hf_folder: str | None = None,
+    read_only_hub: bool = False,
 ) -> ProfilePart:
     """The profile's options and env that the recipe does not set itself; `node` adds the multi-node network env."""
     folded = [" ".join(g) for g in split_options(recipe_options) if is_hf_cache_mount(platform, g)]
@@ -185,8 +189,7 @@ def profile_part(
     wanted = list(platform.options)
     if platform.hf_cache is not None:
         # The hub folder only: the cache's `token` file stays on the host (a recipe takes HF_TOKEN by name).
-        host = (hf_folder or platform.hf_cache.host).rstrip("/")
-        wanted += ["-v", f"{host}/hub:{platform.hf_cache.container.rstrip('/')}/hub"]
+        wanted += hub_volume(hf_folder or platform.hf_cache.host, platform.hf_cache.container, read_only_hub)
     env = dict(platform.env)
     if platform.hf_cache is not None:
         env["HF_HOME"] = platform.hf_cache.container
@@ -203,7 +206,8 @@ def profile_part(
     network = _network(recipe_options) or _network(options)
     dropped = [" ".join(g) for g in split_options(recipe_options) if network == "host" and option_key(g) == "publish"]
     env = {k: v for k, v in env.items() if k not in recipe_env}
-    return ProfilePart(platform.name, options, env, dropped, frozenset(node_env) & set(env), folded)
+    hub = hub_target(platform.hf_cache.container) if platform.hf_cache is not None else None
+    return ProfilePart(platform.name, options, env, dropped, frozenset(node_env) & set(env), folded, hub)
 
 
 def is_hf_cache_mount(platform: Platform, group: list[str]) -> bool:

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from catalogue.models.arena import ArenaSetting
+from catalogue.models.plausible import MAX_REQUESTS, MAX_S, Concurrency, Count, PromptTokens, Seconds
 from catalogue.models.quality import QualitySetting
 from catalogue.models.revision import REVISION_FLAGS, REVISION_RULE, is_revision
 from catalogue.models.slo import OpenLoop, Slo
@@ -194,33 +195,38 @@ class Comparison(Strict):
 
 
 class RegressionBand(Strict):
-    """When a figure counts as changed against the run before (where the runs measured no repeats)."""
+    """When a figure counts as changed against the run before (where the runs measured no repeats). Bounded: a
+    recipe is untrusted, and a band of 1e-9 / 1e9 called a 10x regression noise; the committed recipes use 0.7-0.93
+    and 1.07-1.43, the default is PyTorch's 0.8 / 1.2."""
 
     throughput_ratio: float = Field(
-        0.8, gt=0, lt=1, description="A throughput below this share of the baseline's has regressed."
+        0.8, ge=0.5, lt=1, description="A throughput below this share of the baseline's has regressed (0.5 to 1)."
     )
     latency_ratio: float = Field(
-        1.2, gt=1, description="A latency above this multiple of the baseline's has regressed."
+        1.2, gt=1, le=2, description="A latency above this multiple of the baseline's has regressed (1 to 2)."
     )
 
 
 class Sweep(Strict):
     """How the runner measures the recipe."""
 
-    concurrency: list[PositiveInt] = Field(min_length=1, description="Concurrency levels, ascending.")
-    input_len: PositiveInt = Field(description="Prompt tokens per request.")
-    output_len: PositiveInt = Field(description="Generated tokens per request.")
-    prompts_per_level: PositiveInt = Field(description="Minimum requests per level.")
-    prompts_per_stream: PositiveInt = Field(4, description="Requests per concurrent stream, for a steady state.")
-    warmups: int = Field(0, ge=0, description="Warm-up requests before each level.")
-    min_level_s: float = Field(
+    concurrency: list[Concurrency] = Field(min_length=1, description="Concurrency levels, ascending.")
+    input_len: PromptTokens = Field(description="Prompt tokens per request.")
+    output_len: PromptTokens = Field(description="Generated tokens per request.")
+    prompts_per_level: int = Field(gt=0, le=MAX_REQUESTS, description="Minimum requests per level.")
+    prompts_per_stream: int = Field(
+        4, gt=0, le=MAX_REQUESTS, description="Requests per concurrent stream, for a steady state."
+    )
+    warmups: Count = Field(0, description="Warm-up requests before each level.")
+    min_level_s: Seconds = Field(
         10.0,
-        ge=0,
         description="Shortest benchmark window of a level; a shorter one runs again with "
         "more prompts (0: off). A one-second peak needs several whole seconds.",
     )
-    long_context: list[PositiveInt] = Field(default_factory=list, description="Prompt lengths of long-context levels.")
-    health_timeout_s: PositiveInt = Field(1800, description="How long a cold boot may take before /health answers.")
+    long_context: list[PromptTokens] = Field(default_factory=list, description="Prompt lengths of long-context levels.")
+    health_timeout_s: int = Field(
+        1800, gt=0, le=int(MAX_S), description="How long a cold boot may take before /health answers."
+    )
     regression: RegressionBand = Field(
         default_factory=RegressionBand,
         description="Noise band of the regression check (PyTorch's vLLM benchmark thresholds by default).",

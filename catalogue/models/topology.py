@@ -189,13 +189,19 @@ def node_count(recipe: Recipe) -> int:
 
 
 def layout(
-    recipe: Recipe, nodes: list[Node], flags: dict[str, Any] | None = None, platform: Platform | None = None
+    recipe: Recipe,
+    nodes: list[Node],
+    flags: dict[str, Any] | None = None,
+    platform: Platform | None = None,
+    *,
+    read_only_hub: bool = False,
 ) -> Layout:
     """Lay the recipe out on `nodes` (one per cluster node or replica; extra replicas wrap round).
 
     `flags` replaces the recipe's `vllm serve` flags (the runner pins a port, say); the order is kept.
     `platform` adds its profile to every server: options and env the recipe does not set, and on a
-    multi-node cluster each node's network environment.
+    multi-node cluster each node's network environment. `read_only_hub`: the profile mounts the Hugging Face
+    cache's hub read-only (the runner's choice: catalogue.models.runner_mounts.hub_read_only).
     """
     lay = _layout(recipe, nodes, flags)
     if platform is None:
@@ -203,13 +209,17 @@ def layout(
     cluster = lay.kind == "cluster"
     rdma = cluster and all(s.node.hca for s in lay.servers)
     servers = [
-        replace(s, profile=_profile(platform, s, cluster=cluster, rdma=rdma, image=s.image is not None))
+        replace(
+            s, profile=_profile(platform, s, cluster=cluster, rdma=rdma, image=s.image is not None, ro=read_only_hub)
+        )
         for s in lay.servers
     ]
     return replace(lay, servers=servers)
 
 
-def _profile(platform: Platform, server: ServerLaunch, *, cluster: bool, rdma: bool, image: bool) -> ProfilePart:
+def _profile(
+    platform: Platform, server: ServerLaunch, *, cluster: bool, rdma: bool, image: bool, ro: bool = False
+) -> ProfilePart:
     node = server.node
     part = profile_part(
         platform,
@@ -219,6 +229,7 @@ def _profile(platform: Platform, server: ServerLaunch, *, cluster: bool, rdma: b
         role=node.slug,
         rdma=rdma,
         hf_folder=node.hf_home,
+        read_only_hub=ro,
     )
     if image:
         return part

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from catalogue.models.errors import yaml_line
+from catalogue.models.runner_mounts import runner_binds
 from catalogue.policy import paths, rules
 from catalogue.policy.docker_csv import CsvError, first_record
 from catalogue.policy.docker_options import docker_options, walk_options
@@ -37,6 +38,7 @@ from catalogue.policy.mounts import (
 )
 from catalogue.policy.secret_scan import scan_text
 from catalogue.policy.words import check_words
+from catalogue.policy.written_paths import landing_for
 
 __all__ = [
     "Declared",
@@ -245,7 +247,7 @@ def check_launch(
         *(check_runner_sets(env) if image is not None else []),  # a local process keeps the recipe's (plan.py)
         *check_env_paths(env, None if image is None else host_binds(options, context), context, declared),
         *check_env_from_host(from_host, declared, context.profile_env if context else ()),
-        *check_flags(flags, options, env, image, from_host, declared),
+        *check_flags(flags, options, env, image, from_host, declared, landing_for(options, context)),
     ]
     return [replace(f, source=source) for f in found]
 
@@ -268,7 +270,12 @@ def context_for(platform: Any, owner_folders: Iterable[str] = (), owner_images: 
     and image publishers the owner names in the hosts file."""
     cache = getattr(platform, "hf_cache", None)
     trusted = (*getattr(platform, "trusted_images", ()), *owner_images)
-    return PolicyContext(cache.container if cache else None, tuple(owner_folders), trusted_images=trusted)
+    return PolicyContext(
+        cache.container if cache else None,
+        tuple(owner_folders),
+        trusted_images=trusted,
+        runner_binds=runner_binds(cache),
+    )
 
 
 def check_serving(

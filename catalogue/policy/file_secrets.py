@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,9 @@ def json_strings(data: Any, loc: tuple[str | int, ...] = ()) -> Iterator[tuple[t
     elif isinstance(data, list):
         for i, value in enumerate(data):
             yield from json_strings(value, (*loc, i))
-        if data and all(isinstance(value, str) for value in data):
-            yield loc, " ".join(data)  # an argv: `--api-key` and its value are two words
+        for flag, value in pairwise(data):  # an argv: `--api-key` and its value are two words
+            if isinstance(flag, str) and flag.startswith("-") and isinstance(value, str):
+                yield loc, f"{flag} {value}"
     elif isinstance(data, str):
         yield loc, data
 

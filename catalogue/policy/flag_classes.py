@@ -2,8 +2,8 @@
 
 Types come from the committed flag snapshots (snapshots/vllm-<v>.json): a switch, an int, a float or a fixed
 choice in every snapshot that has the flag is data. Every other flag takes free text and has its class in
-catalogue/policy/flags.yaml (loads code, sends data, serves files, reads a path, data, or a JSON config whose keys
-are classed one by one). A flag or key with no class there is consent (policy_flags)."""
+catalogue/policy/flags.yaml (loads code, sends data, serves files, reads a path, writes a path, data, or a JSON
+config whose keys are classed one by one). A flag or key with no class there is consent (policy_flags)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from catalogue.models.yaml_files import parse_yaml
 
 CLASSES_FILE = Path(__file__).with_name("flags.yaml")
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "snapshots"
-FLAG_CLASSES = ("never", "loads-code", "sends-data", "serves-files", "reads-path", "data", "config")
-KEY_CLASSES = ("loads-code", "sends-data", "serves-files", "reads-path", "data")
+FLAG_CLASSES = ("never", "loads-code", "sends-data", "serves-files", "reads-path", "writes-path", "data", "config")
+KEY_CLASSES = ("loads-code", "sends-data", "serves-files", "reads-path", "writes-path", "data")
 TYPED = ("int", "float", "human_readable_int")
 
 

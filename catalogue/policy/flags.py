@@ -1,6 +1,7 @@
 """The run policy on vLLM flags: a literal --api-key (never); each flag by its class (catalogue.policy.flag_classes:
 never (--config); a value off a flag's named list (never); loads code, sends data or serves files -> consent; reads
-a path -> judged against the machine that reads it; a JSON config -> each key by its class; no class -> consent);
+a path -> judged against the machine that reads it; writes a path -> judged against where it lands
+(catalogue.policy.written_paths); a JSON config -> each key by its class; no class -> consent);
 and the page's notes (remote code, open to the network, a mutable image tag)."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from catalogue.models.revision import REVISION_FLAGS, REVISION_RULE, is_revision
@@ -17,6 +19,7 @@ from catalogue.policy.docker_options import walk_options
 from catalogue.policy.finding import PolicyFinding, consent, never
 from catalogue.policy.mounts import host_path, mount_verdict
 from catalogue.policy.secret_scan import is_literal, mask
+from catalogue.policy.written_paths import Landing, judge_written, landing_for
 
 NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
@@ -28,10 +31,17 @@ def check_flags(
     image: str | None,
     env_from_host: Iterable[str] = (),
     declared: Mapping[str, str] | None = None,
+    landing: Landing | None = None,
 ) -> list[PolicyFinding]:
-    """Findings for vLLM flags (the notes and the --api-key check read each name as vLLM's parser does)."""
+    """Findings for vLLM flags (the notes and the --api-key check read each name as vLLM's parser does). `landing`:
+    where the container's paths reach the host (catalogue.policy.written_paths; its options' binds when None)."""
     parsed = _as_parsed(flags)
-    out: list[PolicyFinding] = [*_secret_flag(parsed), *_revisions(parsed), *_reach(flags, image, declared or {})]
+    lands = None if image is None else landing or landing_for(options, None)
+    out: list[PolicyFinding] = [
+        *_secret_flag(parsed),
+        *_revisions(parsed),
+        *_reach(flags, image, declared or {}, lands),
+    ]
     flags = _as_parsed(flags)
     if flags.get("trust-remote-code") is True:
         field = ("serving", "flags", "trust-remote-code")
@@ -104,10 +114,12 @@ def looks_like_path(flag: str, value: str) -> bool:
     return value.startswith(("/", "~", "$", ".")) and not value.startswith("{")
 
 
-def _reach(flags: Mapping[str, Any], image: str | None, declared: Mapping[str, str]) -> list[PolicyFinding]:
+def _reach(
+    flags: Mapping[str, Any], image: str | None, declared: Mapping[str, str], landing: Landing | None
+) -> list[PolicyFinding]:
     """Each flag by its class: typed by vLLM or listed as data (nothing), loads code, sends data or serves files
-    (consent), reads a path (judged against the machine that reads it), a JSON config (each key by its class);
-    no class (consent)."""
+    (consent), reads a path (judged against the machine that reads it), writes a path (against where it lands),
+    a JSON config (each key by its class); no class (consent)."""
     out: list[PolicyFinding] = []
     for flag, value in flags.items():
         field = ("serving", "flags", flag)
@@ -124,13 +136,12 @@ def _reach(flags: Mapping[str, Any], image: str | None, declared: Mapping[str, s
             why, how = _text("named-value").format(names=listed), _text("named-value-how").format(names=listed)
             out.append(never(f"--{found.name} {value}", why, rules.FLAGS_BASIS, field, how))
         elif found.keys or cls == "config":
-            out += _config(
-                found.name, _keyed(found.keys, value), classes.config_table(found.name), image, declared, field
-            )
+            table = classes.config_table(found.name)
+            out += _config(found.name, _keyed(found.keys, value), table, Reach(image, declared, landing), field)
         elif cls is None and _is_data_value(value):
             continue
         else:
-            out += _judge(cls, f"--{found.name}", found.name, value, image, declared, field)
+            out += _judge(cls, f"--{found.name}", found.name, value, Reach(image, declared, landing), field)
     return out
 
 
@@ -145,16 +156,27 @@ def _is_data_value(value: Any) -> bool:
     return isinstance(value, (bool, int, float)) or (isinstance(value, str) and NUMBER.fullmatch(value) is not None)
 
 
-def _judge(
-    cls: str | None, shown: str, flag: str, value: Any, image: str | None, declared: Mapping[str, str], field: tuple
-) -> list[PolicyFinding]:
+@dataclass(frozen=True)
+class Reach:
+    """What judging a flag's value needs beyond the value: the image (None: vLLM runs on the owner's machine), the
+    consent the recipe declares, and where the container's paths land."""
+
+    image: str | None
+    declared: Mapping[str, str]
+    landing: Landing | None
+
+
+def _judge(cls: str | None, shown: str, flag: str, value: Any, reach: Reach, field: tuple) -> list[PolicyFinding]:
     """The finding for one flag or key of class `cls` with `value`."""
+    image, declared = reach.image, reach.declared
     if cls == "data":
         return []
     if cls == "never":
         return [never(shown, _text("never"), rules.FLAGS_BASIS, field, _text("never-how"))]
     if cls == "reads-path":
         return _path_flag(shown, flag, _values(value), image, declared, field)
+    if cls == "writes-path":
+        return judge_written(shown, _values(value), reach.landing, declared, field)
     if cls in ("loads-code", "sends-data", "serves-files"):
         given = _values(value) if not isinstance(value, dict) else [str(value)] if value else []
         if not given or given == [""]:
@@ -163,28 +185,26 @@ def _judge(
     return [consent(shown, _text("unclassed"), rules.FLAGS_BASIS, declared, field)]
 
 
-def _config(
-    flag: str, value: Any, table: Mapping[str, Any], image: str | None, declared: Mapping[str, str], field: tuple
-) -> list[PolicyFinding]:
+def _config(flag: str, value: Any, table: Mapping[str, Any], reach: Reach, field: tuple) -> list[PolicyFinding]:
     """A JSON config flag: each key by its class (nested tables for nested keys); a key with no class is consent."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except ValueError:
-            return [consent(f"--{flag}", _text("not-json"), rules.FLAGS_BASIS, declared, field)]
+            return [consent(f"--{flag}", _text("not-json"), rules.FLAGS_BASIS, reach.declared, field)]
     if _is_data_value(value):
         return []  # a level or mode given as a number (`-O3`, `--compilation-config 3`)
     if not isinstance(value, dict):
-        return [consent(f"--{flag}", _text("not-json"), rules.FLAGS_BASIS, declared, field)]
+        return [consent(f"--{flag}", _text("not-json"), rules.FLAGS_BASIS, reach.declared, field)]
     out: list[PolicyFinding] = []
     for key, item in value.items():
         name = str(key).replace("-", "_")
         cls = classes.key_class(dict(table), name, item)
         shown = f"--{flag} {name}"
         if isinstance(cls, dict):
-            out += _config(shown[2:], item, cls, image, declared, field)
+            out += _config(shown[2:], item, cls, reach, field)
         else:
-            out += _judge(cls, shown, flag, item, image, declared, field)
+            out += _judge(cls, shown, flag, item, reach, field)
     return out
 
 

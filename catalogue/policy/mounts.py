@@ -16,6 +16,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from catalogue.models.runner_mounts import runner_binds
 from catalogue.policy import paths as rules
 from catalogue.policy.docker_csv import CsvError, first_record
 from catalogue.policy.docker_options import walk_options
@@ -64,6 +65,8 @@ class PolicyContext:
     """Variables the platform profile takes from the owner's environment (allowed in env_from_host)."""
     trusted_images: tuple[str, ...] = field(default_factory=tuple)
     """Image repositories and namespaces (`nvcr.io/nvidia/`) that run without consent: the profile's and the owner's."""
+    runner_binds: tuple[tuple[str, str], ...] = field(default_factory=lambda: runner_binds(None))
+    """(host folder, container folder) of the binds the runner adds to a server container (runner_mounts)."""
 
 
 def host_path(source: str) -> str:

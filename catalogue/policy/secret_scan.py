@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.plugins import keyword
 from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 from detect_secrets.settings import default_settings
 
@@ -24,13 +25,14 @@ NOT_A_VALUE = re.compile(
 placeholders, a value already masked (`hf_********`), a small figure (`time to first token: ~0.1s`,
 `--goodput time_to_first_token:30`)."""
 KEYWORD_LINE = re.compile(
-    r"--api-key[=\s,]\s*['\"]?(?P<flag>[^\s'\",\]}#]+)"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>[^[\s'\",\]}#]+)"
+    r"--api-key[=\s,]\s*+['\"]?(?P<flag>[^\s'\",\]}#]++)"
+    r"|(?<![A-Za-z0-9_-])[0-9-]*+(?P<name>[A-Za-z_][A-Za-z0-9_-]*+)['\"]?\s*+[:=]\s*+['\"]?(?P<value>[^[\s'\",\]}#]++)"
 )
+"""Linear time: a name is the run of name characters from its first letter (`--hf-token`: `hf-token`), tried once
+per run, and no part gives back what it read (possessive): `api_keyapi_key...` is read once, not once per start."""
 NAME_BASED_KINDS = frozenset({"Secret Keyword"})
 """Detectors that judge a value by the word before it (`password = ...`), not by its form: prose-shaped, so they
 misfire on the random text a test model writes (`... token: lit ...`)."""
-TOKEN_CHARS = re.compile(r"[^\s'\",\[\]{}=:]+")
 
 
 class HuggingFaceTokenDetector(RegexBasedDetector):
@@ -86,15 +88,49 @@ def plugins() -> tuple[BasePlugin, ...]:
         return (*found, HuggingFaceTokenDetector())
 
 
-def _word_at(line: str, part: str) -> str:
-    """The whole word of `line` that holds `part` (a plugin may report only part of a token)."""
-    start = line.find(part)
-    if start < 0:
+WINDOW = 1024
+"""The detect-secrets plugins read a long line in windows of this many characters..."""
+OVERLAP = 256
+"""...each beginning this many characters before the last one ends, so a credential shorter than this that
+crosses a window's border is whole in the next window. Each plugin's time per window is bounded, so a line's scan
+is linear in its length whatever a plugin's regex does."""
+WORD_LIMIT = 4 * WINDOW
+"""The longest word reported as a value: a longer one is reported by its first this many characters."""
+DENYLIST = re.compile("|".join(keyword.DENYLIST), re.IGNORECASE)
+NAME_RUN = re.compile(r"\w++")
+STOPS = frozenset("'\",[]{}=:")
+"""The characters that end a word, beside white space."""
+
+
+def windows(line: str) -> list[tuple[int, str]]:
+    """The line in overlapping windows, each with its offset; a short line is one window."""
+    step = WINDOW - OVERLAP
+    return [(start, line[start : start + WINDOW]) for start in range(0, max(len(line) - OVERLAP, 1), step)]
+
+
+def quiet_names(window: str) -> str:
+    """The window with each word that holds two or more of the keyword detector's names (`api_keyapi_key...`)
+    replaced by as many zeros: its regexes try every such name against the rest of the word, quadratic in the
+    word's length. A real variable name holds one; the project's own keyword rule still reads the line."""
+    return NAME_RUN.sub(lambda m: "0" * len(m[0]) if len(DENYLIST.findall(m[0], 0, WINDOW)) > 1 else m[0], window)
+
+
+def _stops(char: str) -> bool:
+    return char.isspace() or char in STOPS
+
+
+def _word_at(line: str, part: str, start: int = 0) -> str:
+    """The whole word of `line` that holds the first character of `part`, found from `start` (a plugin may report
+    only part of a token); at most WORD_LIMIT characters either side."""
+    at = line.find(part, start) if part else -1
+    if at < 0 or _stops(line[at]):
         return part
-    for match in TOKEN_CHARS.finditer(line):
-        if match.start() <= start < match.end():
-            return match.group(0)
-    return part
+    left, right = at, at
+    while left > max(at - WORD_LIMIT, 0) and not _stops(line[left - 1]):
+        left -= 1
+    while right < min(at + WORD_LIMIT, len(line)) and not _stops(line[right]):
+        right += 1
+    return line[left:right]
 
 
 def plugin_hits(line: str, number: int = 1, filename: str = "recipe.yaml") -> list[Secret]:
@@ -104,15 +140,24 @@ def plugin_hits(line: str, number: int = 1, filename: str = "recipe.yaml") -> li
 
 
 def _plugin_hits(line: str, number: int, filename: str) -> list[Secret]:
-    out = []
-    for plugin in plugins():
-        for found in plugin.analyze_line(filename=filename, line=line, line_number=number):
-            value = _word_at(line, found.secret_value or "")
-            if found.type == "Base64 High Entropy String" and is_path(value):
-                continue
-            if value and is_literal(value):
-                out.append(Secret(number, found.type, mask(value), value))
-    return out
+    out: dict[Secret, None] = {}  # in order, each once (windows overlap)
+    for offset, window in windows(line):
+        for plugin in plugins():
+            text = window
+            if isinstance(plugin, keyword.KeywordDetector):
+                if not DENYLIST.search(window):
+                    continue  # each of its patterns holds one of these names: nothing to find, 2 s a megabyte saved
+                text = quiet_names(window)
+            for found in plugin.analyze_line(filename=filename, line=text, line_number=number):
+                part = found.secret_value or ""
+                at = text.find(part) if text is not window and part else -1
+                value = _word_at(line, window[at : at + len(part)] if at >= 0 else part, offset)
+                if found.type == "Base64 High Entropy String" and is_path(value):
+                    continue
+                hit = Secret(number, found.type, mask(value), value)
+                if value and is_literal(value):
+                    out[hit] = None
+    return list(out)
 
 
 def keyword_hits(line: str, number: int = 1) -> list[Secret]:

@@ -15,9 +15,11 @@ Two ways to serve (`Preview.dirty`):
 - `mkdocs serve`: MkDocs empties the site folder first, so each carried page's HTML is written back.
 - `mkdocs serve --dirty` (`nox -s serve`): nothing is emptied. A carried page, and a generated static
   file (the JSON API) whose text is unchanged, stay where the last build wrote them; a file the last build
-  wrote and this one does not is deleted; the pages of docs_dir are rendered every time (their HTML is
-  removed first: MkDocs renders them only when it is missing or older than their source), so their links
-  are checked against this build's pages; and when the signature changes the site folder is emptied first,
+  wrote and this one does not is deleted; the pages of docs_dir are rendered again when the generated files are
+  not the same paths as last time (their HTML is removed first: MkDocs renders them only when it is missing or
+  older than their source), so their links are checked against this build's pages, and otherwise stay (what
+  they link to is the same: an edit of one recipe renders none of them) but those the nav lists untitled (the nav
+  reads their title from the rendered page); and when the signature changes the site folder is emptied first,
   so every page and theme file is written again. Material's search plugin, under --dirty, keeps its last
   index and appends each build's entries: `_merge_search` keeps each page's newest run of entries.
   MkDocs warns that a dirty build may leave stale navigation and links: for this site that does not hold,
@@ -82,6 +84,10 @@ class _Rebuild:
     files: Files
     order: list[str]
     """The URL of every documentation page, in the order MkDocs renders them (the search index's order)."""
+    paths: frozenset[str] = frozenset()
+    """The path of every generated page and static file."""
+    docs_kept: set[str] = field(default_factory=set)
+    """URLs of the pages of docs_dir whose HTML a dirty rebuild leaves in place (MkDocs does not render them)."""
     carried: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)
     """Path -> (URL, file it is written to, HTML) of each page carried over from the last build."""
     kept: set[str] = field(default_factory=set)
@@ -101,6 +107,8 @@ class Preview:
         """Path -> the Page and the HTML written for it by the last build that finished."""
         self.statics: dict[str, str] = {}
         """Path -> text of each generated static file the last build that finished left in the site folder."""
+        self.paths: frozenset[str] = frozenset()
+        """The generated pages and static files of the last build that finished (docs_dir's links point among them)."""
         self.outputs: set[str] = set()
         """Every file the last build that finished wrote or kept (a dirty rebuild deletes those it drops)."""
         self.search: dict[str, list[Any]] = {}
@@ -116,12 +124,16 @@ class Preview:
         if self.dirty and not same:
             clean_directory(config.site_dir)
             self.outputs = set()
-        rebuild = _Rebuild(signature, pages, statics, files, [])
+        paths = frozenset(pages) | frozenset(statics)
+        untitled = _untitled(config["nav"])
+        rebuild = _Rebuild(signature, pages, statics, files, [], paths)
         docs = [f for f in files.documentation_pages() if f.abs_src_path]
         if self.dirty:  # MkDocs renders a page of docs_dir only when its HTML is missing or older than its source
-            for file in docs:  # rendered every time, so its links are checked against this build's pages
+            again = docs if not (same and paths == self.paths) else [f for f in docs if f.src_uri in untitled]
+            for file in again:  # its links are checked against this build's files; its title is read by the nav
                 if os.path.isfile(file.abs_dest_path):
                     os.remove(file.abs_dest_path)
+            rebuild.docs_kept = {_page_url(f) for f in docs if os.path.isfile(f.abs_dest_path)}
         known = self.written if same else {}
         in_nav = _nav_paths(config["nav"]) if config["nav"] is not None else set(pages)
         in_nav |= _linked_from(docs)  # an excluded page they link to would be reported as excluded
@@ -164,17 +176,18 @@ class Preview:
         outputs = {f.abs_dest_path for f in rebuild.files if not f.inclusion.is_excluded()} | carried | rebuild.kept
         if self.dirty:
             _delete(sorted(self.outputs - outputs), site_dir)
-        carried_urls = {url for url, _, _ in rebuild.carried.values()}
+        carried_urls = {url for url, _, _ in rebuild.carried.values()} | rebuild.docs_kept
         self.search = _merge_search(os.path.join(site_dir, SEARCH_INDEX), rebuild.order, carried_urls, self.search)
         written = {path: data for path, (_, _, data) in rebuild.carried.items()} | rebuild.rendered
         self.written = {path: (page, written[path]) for path, page in rebuild.pages.items() if path in written}
         self.signature = rebuild.signature if len(self.written) == len(rebuild.pages) else None
-        self.statics, self.outputs = dict(rebuild.statics), outputs
+        self.statics, self.outputs, self.paths = dict(rebuild.statics), outputs, rebuild.paths
         self.last_rendered = sorted(rebuild.rendered)
 
     def forget(self) -> None:
         """Render every page next time (after a failed build, what the site folder holds is not known)."""
         self.signature, self.written, self.statics, self.search, self.current = None, {}, {}, {}, None
+        self.paths = frozenset()
 
 
 def _delete(paths: list[str], site_dir: str) -> None:
@@ -239,6 +252,17 @@ def _nav_paths(nav: Any) -> set[str]:
         return set().union(*(_nav_paths(v) for v in nav.values()))
     if isinstance(nav, list):
         return set().union(*(_nav_paths(v) for v in nav))
+    return set()
+
+
+def _untitled(nav: Any) -> set[str]:
+    """The pages the `nav` setting lists without a title: the nav shows the title their own text gives."""
+    if isinstance(nav, str):
+        return {nav}
+    if isinstance(nav, list):
+        return set().union(*(_untitled(v) for v in nav))
+    if isinstance(nav, dict):
+        return set().union(*(_untitled(v) for v in nav.values() if not isinstance(v, str)))
     return set()
 
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 
+from catalogue.models.runner_mounts import COMPILE_CACHE
 from catalogue.policy.docker_options import option_key, option_value, split_options
 from runner.hosts.child_env import child_env
 from runner.hosts.docker_view import LOG_DRIVER
@@ -15,8 +16,8 @@ LABEL_RECIPE = "catalogue.recipe"
 LABEL_RUN = "catalogue.run"
 RUNNER_OPTIONS = ("--security-opt", "no-new-privileges", "--log-driver", LOG_DRIVER)
 """On every container the runner creates: no privilege gain through setuid, and the log where the runner keeps it."""
-CACHE_MOUNT = "/catalogue-cache"
-"""Where a server container sees its host's compile-cache folder (VLLM_CACHE_ROOT, TORCHINDUCTOR_CACHE_DIR)."""
+CACHE_MOUNT = COMPILE_CACHE
+"""Where a server container sees its host's compile-cache folder (catalogue.models.runner_mounts)."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ class DockerView:
     """What the container runs: the entrypoint and its arguments, as docker holds them (Path, then Args)."""
     image: str = ""
     """The image as the container names it (Config.Image)."""
+    workdir: str = "/"
+    """The working folder its command starts in (Config.WorkingDir; `/` when empty): where a relative path lands."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,7 @@ def read_view(
         (log.get("Type", ""), log_config),
         (str(data.get("Path") or ""), *(str(a) for a in data.get("Args") or [])),
         str(config.get("Image") or ""),
+        str(config.get("WorkingDir") or "/"),
     )
 
 
@@ -229,4 +232,4 @@ def beyond(view: DockerView, baseline: DockerView) -> DockerView:
     env = {k: v for k, v in view.env.items() if baseline.env.get(k) != v}
     labels = {k: v for k, v in view.labels.items() if baseline.labels.get(k) != v}
     mounts = [m for m in view.mounts if m not in base_mounts]
-    return DockerView(options, mounts, env, labels, view.log, view.command, view.image)
+    return DockerView(options, mounts, env, labels, view.log, view.command, view.image, view.workdir)

@@ -60,8 +60,8 @@ CLIENT_HF_HOME = "/tmp/hf-cache"
 
 
 def client_mounts_and_env(server: ServerLaunch, model_arg: str, *, as_root: bool = True) -> list[str]:
-    """What the benchmark client reads, and nothing more: the HF cache, the model's folder, the server's env
-    less the per-node network settings."""
+    """What the benchmark client reads, and nothing more: the HF cache (read-only where the server's is), the model's
+    folder, the server's env less the per-node network settings."""
     env = {k: v for k, v in server.all_env.items() if not (server.profile and k in server.profile.per_node)}
     cache = env.get("HF_HOME")
     if cache and not as_root:
@@ -73,8 +73,9 @@ def client_mounts_and_env(server: ServerLaunch, model_arg: str, *, as_root: bool
         if not key.startswith("volume:"):
             continue
         if cache and target in (cache, cache + "/hub"):
-            source = option_value(group).split(":", 1)[0]
-            out += ["-v", f"{source}:{(cache if as_root else CLIENT_HF_HOME) + target.removeprefix(cache)}"]
+            source, _, *mode = option_value(group).split(":")  # the server's mode too: read-only stays read-only
+            where = (cache if as_root else CLIENT_HF_HOME) + target.removeprefix(cache)
+            out += ["-v", ":".join([source, where, *mode])]
         elif model_arg == target or model_arg.startswith(target + "/"):
             out += group
     return (

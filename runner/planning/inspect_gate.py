@@ -24,6 +24,7 @@ from catalogue.policy.check import (
 )
 from catalogue.policy.docker_options import docker_options
 from catalogue.policy.mounts import Mount, folds_into_hf_cache
+from catalogue.policy.written_paths import Landing
 from runner.hosts.child_env import child_env
 from runner.hosts.docker_view import LOG_DRIVER, DockerView, OwnMount, beyond, read_view
 from runner.hosts.hosts import Host
@@ -138,7 +139,9 @@ def judge(container: Container, view: DockerView, base: DockerView, verdicts: Ve
     found += check_env(env, declared=verdicts.declared)
     binds = [(s, t) for _, s, t in extra.mounts if not folds_into_hf_cache(Mount(s, t), verdicts.context)]
     found += check_env_paths(env, binds, verdicts.context, verdicts.declared)
-    found += judge_command(list(view.command), view.image, verdicts.declared)
+    own = tuple((m.source, m.target) for m in container.own_mounts)
+    landing = Landing(own, tuple(binds), view.workdir)
+    found += judge_command(list(view.command), view.image, verdicts.declared, landing)
     found += _labels_and_log(container, view, base)
     source = f"{container.role} container (docker inspect)"
     return [PolicyFinding(f.cls, f.option, f.why, f.how, f.basis, source, f.field, f.lineno, f.reason) for f in found]

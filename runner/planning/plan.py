@@ -15,6 +15,7 @@ from catalogue.models.errors import CatalogueError
 from catalogue.models.loading import RUNS_DIR, Entry
 from catalogue.models.platform import ProfilePart
 from catalogue.models.recipe import ClusterTopology, Recipe
+from catalogue.models.runner_mounts import COMPILE_CACHE_HOST, hub_read_only
 from catalogue.models.topology import Layout, RouterLaunch, ServerLaunch, layout, runs_serve_itself
 from catalogue.policy.docker_options import option_name, option_value, split_options
 from runner.hosts.containers import CACHE_MOUNT, LABEL_RECIPE, LABEL_RUN, own_options
@@ -25,12 +26,16 @@ from runner.planning.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.planning.jobs import level_jobs
 from runner.planning.plan_data import NodeRun, Plan, compile_cache
 
-CACHE_ROOT = "~/.cache/catalogue/compile"
+CACHE_ROOT = COMPILE_CACHE_HOST
 """vLLM's and torch.compile's caches, one folder per image and recipe (mode 0700), so a second boot is warm: under
 the owner's cache folder on this machine; on another host, under /var/tmp (its home folder is not known here)."""
 REMOTE_CACHE_ROOT = "/var/tmp/catalogue-compile-cache"
 
 
+READ_ONLY_NOTE = (
+    "mounted the Hugging Face cache's hub read-only ({why}): the model must be in the owner's cache before the run "
+    "(`hf download` on each host)"
+)
 OWNER_SETTINGS = ("HF_HOME",)
 """The owner's own setting a local process keeps (where the Hugging Face cache is; the recipe's env wins)."""
 
@@ -86,13 +91,14 @@ def make_plan(
     missing: list[str] = []
     if multi_node:
         hosts, missing = link_interfaces(hosts)
+    read_only = hub_read_only(flags, recipe.serving.env) if docker and platform and platform.hf_cache else None
     try:
-        lay = layout(recipe, [h.node for h in hosts], flags, platform)
+        lay = layout(recipe, [h.node for h in hosts], flags, platform, read_only_hub=read_only is not None)
     except ValueError as exc:
         raise CatalogueError(Path("--hosts"), str(exc)) from None
     by_node = {h.node: h for h in hosts}
     labels = {LABEL_RECIPE: entry.id, LABEL_RUN: stamp}
-    changes: list[str] = []
+    changes: list[str] = [READ_ONLY_NOTE.format(why=read_only)] if read_only else []
     nodes = []
     for i, server in enumerate(lay.servers):
         host = by_node[server.node]
@@ -229,8 +235,9 @@ def own_mounts(server: ServerLaunch, cache: str | None) -> list[OwnMount]:
 
 
 def group_is_hf_cache(group: list[str], part: ProfilePart) -> bool:
-    """The profile's own Hugging Face cache mount (its target ends in the hub folder)."""
-    return option_value(group).split(":")[1].endswith("/hub") and "HF_HOME" in part.env
+    """The profile's own Hugging Face cache mount: its target is the hub folder the profile mounts (whether or not the
+    recipe sets HF_HOME itself)."""
+    return part.hub is not None and option_value(group).split(":")[1] == part.hub
 
 
 def router_yaml(plan: Plan) -> str:

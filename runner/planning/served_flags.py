@@ -19,6 +19,7 @@ from catalogue.policy.check import PolicyFinding, check_flags
 from catalogue.policy.finding import never
 from catalogue.policy.flag_classes import SNAPSHOTS
 from catalogue.policy.rules import FLAGS_BASIS
+from catalogue.policy.written_paths import Landing
 
 UNREAD_WHY = "the vLLM flags docker holds cannot be read as vLLM's parser reads them ({error})"
 UNREAD_HOW = "never allowed: every flag is a key of serving.flags"
@@ -50,13 +51,16 @@ def served_flags(command: list[str], image: str) -> dict[str, object] | None:
     return read.flags
 
 
-def judge_command(command: list[str], image: str, declared: Mapping[str, str]) -> list[PolicyFinding]:
+def judge_command(
+    command: list[str], image: str, declared: Mapping[str, str], landing: Landing | None = None
+) -> list[PolicyFinding]:
     """The flag policy's findings (never and consent; the page's notes left out) on the `vllm serve` flags of a
-    command as docker holds it, with the consent the static gate saw declared."""
+    command as docker holds it, with the consent the static gate saw declared; `landing`: where the container's
+    paths reach the host (catalogue.policy.written_paths), as docker made it."""
     try:
         flags = served_flags(command, image)
     except CatalogueError as exc:
         return [never("vllm serve", UNREAD_WHY.format(error=exc.message), FLAGS_BASIS, (), UNREAD_HOW)]
     if flags is None:
         return []
-    return [f for f in check_flags(flags, [], {}, image, (), declared) if f.cls != "note"]
+    return [f for f in check_flags(flags, [], {}, image, (), declared, landing) if f.cls != "note"]

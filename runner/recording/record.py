@@ -31,6 +31,7 @@ from catalogue.policy.secret_scan import value_is_secret
 from runner.hosts.child_env import child_env
 from runner.planning.jobs import Job
 from runner.planning.plan import Plan
+from runner.recording import left_here
 
 
 def gpu_description() -> str | None:
@@ -152,5 +153,8 @@ def build_run(
 
 
 def write_run(run: BenchmarkRun, path: Path) -> None:
-    """Write the run file atomically (temp file + rename)."""
-    write_text(path, json.dumps(run.model_dump(mode="json", exclude_none=True), indent=2) + "\n")
+    """Write the run file atomically (temp file + rename); one that stopped early is marked as left here (the only
+    kind `--resume` finishes)."""
+    text = json.dumps(run.model_dump(mode="json", exclude_none=True), indent=2) + "\n"
+    write_text(path, text)
+    left_here.remember(path, text, run.complete)

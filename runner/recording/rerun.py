@@ -4,6 +4,7 @@ what it ran (image digest or id, model revision, its own ports), refusing when t
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 import sys
 from dataclasses import replace
@@ -12,7 +13,7 @@ from catalogue.models import texts
 from catalogue.models.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance, RateLevel
 from catalogue.models.errors import CatalogueError
 from catalogue.models.launch import sweep_workload
-from catalogue.models.loading import Entry
+from catalogue.models.loading import RUNS_DIR, Entry
 from catalogue.models.reproduce import foreign_images, pin
 from catalogue.models.slo import probe_name, rate_name
 from catalogue.stats.run_differences import flag_items
@@ -20,6 +21,7 @@ from runner.hosts.containers import image_id
 from runner.hosts.hosts import Host
 from runner.planning.jobs import Job, rate_job
 from runner.planning.plan import Plan
+from runner.recording import left_here
 from runner.recording.reproduction import run_ports, with_pin
 
 
@@ -96,8 +98,9 @@ def refuse_different(previous: BenchmarkRun, plan: Plan, entry: Entry) -> None:
         )
 
 
-def resumable(entry: Entry) -> BenchmarkRun | None:
-    """The newest measured run that stopped early."""
+def resumable(entry: Entry, now: dt.datetime | None = None) -> BenchmarkRun | None:
+    """The newest measured run that stopped early and that this machine's runner left so (`left_here`); each newer
+    one passed over is said in one line."""
     first = texts.dataset(entry.recipe.sweep.texts[0])  # another kind's levels are measured again on a resume
     runs = [
         r
@@ -107,7 +110,24 @@ def resumable(entry: Entry) -> BenchmarkRun | None:
         and r.workload is not None
         and r.workload.dataset == first
     ]
-    return max(runs, key=lambda r: r.recorded_at) if runs else None
+    for run in sorted(runs, key=lambda r: r.recorded_at, reverse=True):
+        why = why_not_resumed(entry, run, now or dt.datetime.now(dt.UTC))
+        if why is None:
+            return run
+        print(f"note: not resuming run {run.stamp}: {why}", file=sys.stderr)
+    return None
+
+
+def why_not_resumed(entry: Entry, run: BenchmarkRun, now: dt.datetime) -> str | None:
+    """Why an incomplete run is not this machine's to finish: dated later than now, not left here, or a container
+    run with no image id (its levels could not be tied to the image that will run the rest)."""
+    prov = run.provenance
+    assert isinstance(prov, MeasuredProvenance)
+    if run.recorded_at > now:
+        return f"recorded_at {run.recorded_at:%Y-%m-%d %H:%M} UTC is later than now"
+    if prov.image is not None and prov.image_id is None:
+        return f"it ran the container {prov.image} but recorded no image id"
+    return left_here.why_not_here(entry.folder / RUNS_DIR / f"{run.file_stem}.json")
 
 
 def finished_jobs(run: BenchmarkRun) -> dict[str, LevelResult]:
