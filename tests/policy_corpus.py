@@ -111,14 +111,14 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     ),
     # no model-folder exception (class 2)
     "folder at a prefix of the model path": (
-        lambda f: (options("-v", "~/.config:/models")(f), serving(lambda s: s.update(model_path="/models/m"))(f)),
-        "consent: --volume ~/.config: ",
+        lambda f: (options("-v", "~/work:/models")(f), serving(lambda s: s.update(model_path="/models/m"))(f)),
+        "consent: --volume ~/work: ",
     ),
     "the user's runtime folder": (options("-v", "/run/user/1000:/models"), "never: --volume /run/user/1000: "),
     "a folder named models": (options("-v", "/srv/models:/models"), "consent: --volume /srv/models: "),
-    "the whole hf cache elsewhere": (
+    "the whole hf cache elsewhere": (  # attack44b F9: it holds the token file
         options("-v", "~/.cache/huggingface:/hf"),
-        "consent: --volume ~/.cache/huggingface: ",
+        "never: --volume ~/.cache/huggingface: mounts a folder that holds ~/.cache/huggingface/token",
     ),
     "an ssh key file": (options("-v", "/srv/keys/id_ed25519:/k"), "never: --volume /srv/keys/id_ed25519: "),
     # the owner's environment (class 3)

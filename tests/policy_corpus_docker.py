@@ -89,6 +89,20 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         options("--mount", "type=bind,src=/home/alice/.cache/huggingface/token,dst=/t"),
         "never: --mount /home/alice/.cache/huggingface/token: ",
     ),
+    # 7b. a folder above credentials exposes them (attack44b F9): the verdict names what it holds
+    "parent of the hf token file": (
+        options("--mount", "type=bind,src=/home/alice/.cache/huggingface,dst=/data"),
+        "never: --mount /home/alice/.cache/huggingface: mounts a folder that holds "
+        "/home/alice/.cache/huggingface/token",
+    ),
+    "root's cache folder": (
+        options("--mount", "type=bind,src=/root/.cache,dst=/data"),
+        "never: --mount /root/.cache: mounts a folder that holds /root/.cache/huggingface/token",
+    ),
+    "parent of gcloud and gh": (
+        options("--mount", "type=bind,src=~/.config,dst=/mnt"),
+        "never: --mount ~/.config: mounts a folder that holds ~/.config/gcloud",
+    ),
     "dbus socket": (
         options("--mount", "type=bind,src=/run/dbus/system_bus_socket,dst=/b"),
         "never: --mount /run/dbus/system_bus_socket: ",

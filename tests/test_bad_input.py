@@ -228,11 +228,13 @@ def test_two_recipes_with_one_id(recipe_copy, capsys, tmp_path):
     assert "recipe id 'gptoss-120b' is also used by" in err and len(err.splitlines()) == 1
 
 
-def test_bad_recipe_id(recipe_copy, capsys):
+@pytest.mark.parametrize("name", ["GPT_oss", "gptoss-\u00fc", "gptoss\n"])
+def test_bad_recipe_id(recipe_copy, capsys, name):
     root, folder = recipe_copy()
-    folder.rename(root / "GPT_oss")
+    folder.rename(root / name)  # "gptoss\n": a `$` anchor with re.match let the trailing newline through
     assert main(["--root", str(root), "validate", "--no-flags"]) == 1
-    assert "GPT_oss: recipe id" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{root / name}: recipe id (the folder name) must be lower-case letters" in err, err
 
 
 def test_command_line_process_exit_code(recipe_copy, repo):

@@ -245,3 +245,29 @@ def test_a_hosts_file_anywhere_in_the_change_is_refused(tmp_path):
     )
     assert errors == [f"error: hosts.yaml: {why}", f"error: recipes/gptoss-120b/hosts.yml: {why}"], done.stdout
     assert f"::error file=hosts.yaml::{why}" in done.stdout.splitlines()
+
+
+def test_a_changed_file_git_would_quote_is_read(tmp_path):
+    """attack44b F3: `git diff --name-only` prints "recipes/.../t\\303\\266k.json" (quoted): it matched nothing."""
+    work = clone_with_change(tmp_path, {})
+    runs = work / "recipes" / "gptoss-120b" / "runs"
+    (run,) = runs.glob("*.json")
+    (runs / run.stem).mkdir()
+    (runs / run.stem / "tök.json").write_text(json.dumps({"note": f"HF_TOKEN={HF}"}))
+    done = check(work)
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [t for t in done.stdout.splitlines() if t.startswith("error: ")]
+    assert errors == [
+        f"error: recipes/gptoss-120b/runs/{run.stem}/tök.json:1: note: a secret in the file (keyword HF_TOKEN: "
+        "hf_********); the catalogue never keeps a credential: remove it from the file"
+    ], done.stdout
+
+
+def test_a_recipe_folder_named_outside_the_id_rule_is_an_error(tmp_path):
+    work = clone_with_change(tmp_path, {})
+    evil = work / "recipes" / "gptoss-120b-ü"
+    shutil.copytree(work / "recipes" / "gptoss-120b", evil)
+    done = check(work)
+    assert done.returncode == 1, done.stdout + done.stderr
+    why = "recipe id (the folder name) must be lower-case letters, digits and '-'"
+    assert f"error: {evil.relative_to(work)}: {why}" in done.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -217,7 +218,50 @@ def _guidellm_start_beyond_time(tmp: Path) -> tuple[list[Path], str]:
     return [path], f"{path}: benchmarks[0].start_time: not a time (Unix seconds): 1e+300"
 
 
+def _sweep_with(tmp: Path, name: str) -> tuple[Path, Path]:
+    """A copy of the real sweep folder, and a path in one of its combinations to plant a file at."""
+    folder = tmp / "sweep1"
+    shutil.copytree(OUTPUTS / "sweep", folder)
+    target = folder / "BENCH--max_concurrency=1" / name
+    target.unlink(missing_ok=True)
+    return folder, target
+
+
+def _owner_file(tmp: Path) -> Path:
+    secret = tmp / "owner.txt"
+    secret.write_text("root:the-owner-only-line:0:0\n")
+    return secret
+
+
+def _linked_failure(tmp: Path) -> tuple[list[Path], str]:
+    folder, link = _sweep_with(tmp, "y.failure.json")
+    link.symlink_to(_owner_file(tmp))  # attack44b F1: kept and copied as a failed run's record
+    return [folder], f"{link}: a symbolic link"
+
+
+def _linked_summary(tmp: Path) -> tuple[list[Path], str]:
+    folder, link = _sweep_with(tmp, "summary.json")
+    link.symlink_to(_owner_file(tmp))
+    return [folder], f"{link}: a symbolic link"
+
+
+def _fifo_failure(tmp: Path) -> tuple[list[Path], str]:
+    folder, fifo = _sweep_with(tmp, "z.failure.json")
+    os.mkfifo(fifo)  # attack44b F1: import waited on it forever
+    return [folder], f"{fifo}: not a regular file (a FIFO, device or socket)"
+
+
+def _linked_result(tmp: Path) -> tuple[list[Path], str]:
+    link = tmp / "c1.json"
+    link.symlink_to(OUTPUTS / "c1.json")
+    return [link], f"{link}: a symbolic link"
+
+
 BAD = [
+    _linked_failure,
+    _linked_summary,
+    _fifo_failure,
+    _linked_result,
     _impossible_date,
     _zero_date,
     _impossible_timestamp,

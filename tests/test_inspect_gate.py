@@ -139,9 +139,13 @@ DOCKER_REFUSES: dict[str, tuple[str, ...]] = {
     "credentials folder": ("invalid characters for a local volume name",),
     "shared propagation in capitals": ("bind source path does not exist",),
     "gcloud credentials": ("mount path must be absolute",),
+    "parent of gcloud and gh": ("mount path must be absolute",),
     "a legacy link": ("host type networking can't be used with links", "No such container: other"),
     **dict.fromkeys(
-        ("gh credentials", "hf token file", "dbus socket", "systemd socket", "cron spool", "podman state"),
+        (
+            *("gh credentials", "hf token file", "dbus socket", "systemd socket", "cron spool", "podman state"),
+            *("parent of the hf token file", "root's cache folder"),
+        ),
         ("bind source path does not exist",),
     ),
 }
@@ -154,6 +158,7 @@ RENAMED_BY_DOCKER = {
     "docker socket": "/var/run is a symlink to /run: the realpath is judged",
     "mount source in a quoted field": "/var/run/docker.sock resolves to /run/docker.sock",
     "mount of /root": "root's home folder is shown as ~",
+    "root's cache folder": "root's home folder is shown as ~",
     "log option naming the token": "docker keeps it as the log config: a log driver other than the runner's",
     "mount value past its first line": "the static policy names the control character; docker shows the /etc bind",
 }

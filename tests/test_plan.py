@@ -172,6 +172,28 @@ def test_a_simulated_recipe_runs_the_simulator_with_the_serve_flags_in_this_pyth
     assert sweep_workload(entry.recipe).simulator == "ci"
 
 
+def _cache_of(folder: Path, image: str | None = None) -> str:
+    if image is not None:
+        path = folder / "recipe.yaml"
+        path.write_text(path.read_text().replace("image: local/vllm-cpu:0.32.0", f"image: {image}"))
+    (node,) = make_plan(load_entry(folder)).nodes
+    (cache,) = (m.source for m in node.own_mounts if m.target == "/catalogue-cache")
+    return cache
+
+
+def test_the_compile_cache_is_keyed_by_the_exact_image_and_the_recipe_folder(tmp_path):
+    """attack44b F8: slug('local/vllm-cpu:0.32.0') == slug('local/vllm-cpu-0.32.0'), and the key had no root."""
+    copies = {}
+    for name, image in (("a", None), ("b", None), ("c", "local/vllm-cpu-0.32.0"), ("d", "local/vllm/cpu:0.32.0")):
+        copies[name] = tmp_path / name / "tiny-cpu-docker"
+        shutil.copytree(REPO / "examples" / "tiny-cpu-docker", copies[name], ignore=shutil.ignore_patterns("runs"))
+        copies[name] = _cache_of(copies[name], image)
+    assert len(set(copies.values())) == 4, copies  # two checkouts, three images whose slugs are one
+    assert copies["a"].split("/")[-2].startswith("local-vllm-cpu-0-32-0-")  # still readable
+    assert copies["a"].split("/")[-1].startswith("tiny-cpu-docker-")
+    assert _cache_of(REPO / "examples" / "tiny-cpu-docker") == _cache_of(REPO / "examples" / "tiny-cpu-docker")
+
+
 @pytest.mark.parametrize(
     ("recipe_id", "mode"),
     [("tiny-cpu-docker", "ro"), ("glm4-9b-chat-ngc-2510", "ro"), ("gemma4-26b-a4b-bf16-djangs", "")],

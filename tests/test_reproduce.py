@@ -180,7 +180,7 @@ def test_a_local_process_is_reproduced_with_its_environment_and_the_client_notes
     prov = run.provenance
     assert prov.image is None and prov.serve_env
     steps, differs = reproduction(entry, run, [LOCAL])
-    server = steps[0].argv
+    server = steps[1].argv  # after the run policy's verdict on a host process (tests/test_reproduction.py)
     assert server is not None and server[0] == "env" and "VLLM_CPU_KVCACHE_SPACE=1" in server and not differs
     serve, ran = server[server.index("vllm") :], prov.serve_command[prov.serve_command.index("vllm") :]
     assert serve[3:] == ran[3:] and serve[2] == str(entry.folder.resolve() / "model")  # the model, in this checkout

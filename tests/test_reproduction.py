@@ -102,3 +102,30 @@ def test_recorded_ports_are_read_only_when_they_are_ports():
         update={"bench_commands": [["vllm", "bench", "serve", "--base-url", "http://127.0.0.1:40x0"]]}
     )
     assert run_ports(run.model_copy(update={"provenance": bad})) == (8126, None)
+
+
+def test_a_container_recipe_is_reproduced_in_its_container_whatever_image_the_run_file_says(tmp_path, capsys):
+    """attack44b F7: `provenance.image: null` made the rebuilt plan local: `env ... vllm serve` printed as a host
+    command that passed no local-policy check and no `no container` consent."""
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples" / "tiny-cpu-docker", root / "tiny-cpu-docker")
+    (path,) = (root / "tiny-cpu-docker" / "runs").glob("*.json")
+    data = json.loads(path.read_text())
+    data["provenance"]["image"] = None
+    path.write_text(json.dumps(data, indent=2))
+    assert main(["--root", str(root), "reproduce", "tiny-cpu-docker"]) == 0
+    blocks = capsys.readouterr().out.split("\n\n")[1:]
+    title, server = blocks[0].split(":\n", 1)
+    assert title == "server, on host local" and split_command(server)[:2] == ["docker", "run"], blocks[0]
+    assert not any(block.split(":\n", 1)[1].startswith("env ") for block in blocks)
+
+
+def test_a_local_recipes_host_commands_carry_the_verdict_refresh_requires():
+    entry = load_entry(REPO / "examples" / "tiny-cpu")
+    steps, _ = reproduction(entry, measured_run(entry, None), [LOCAL])
+    assert steps[0].argv is None and steps[0].title.startswith("run policy: these commands run on your machine")
+    (line,) = steps[0].text.splitlines()
+    assert line.startswith(f"{entry.folder / 'recipe.yaml'}:"), line
+    assert "consent: no container: runs vLLM on your machine outside a container" in line, line
+    assert line.endswith("run with --allow 'no container')"), line
+    assert steps[1].title == "server, on host local" and steps[1].argv[0] == "env"

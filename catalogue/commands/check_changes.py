@@ -26,16 +26,20 @@ EVERYTHING = ("snapshots/", "catalogue/", "schemas/")
 
 
 def changed_files(base: str, cwd: Path | None = None) -> list[str]:
-    """Paths changed between the merge base of REF and the work tree (committed or not), as git prints them."""
+    """Paths changed between the merge base of REF and the work tree (committed or not), exactly as named: git's
+    `-z` output (NUL-separated, never quoted), so a name with a non-ASCII, quote or control character is not
+    skipped (git's default output quotes it: "recipes/tiny-cp\\303\\274/recipe.yaml" matched no recipe)."""
 
     def git(*args: str) -> list[str]:
-        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=cwd, check=False)
+        done = subprocess.run(["git", *args], capture_output=True, cwd=cwd, check=False)
         if done.returncode != 0:
-            raise CatalogueError(base, f"git {' '.join(args)}: {done.stderr.strip().splitlines()[-1:]}")
-        return [line for line in done.stdout.splitlines() if line]
+            why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+            raise CatalogueError(base, f"git {' '.join(args)}: {why}")
+        return [name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
 
-    merge_base = git("merge-base", base, "HEAD")[0]
-    return sorted(set(git("diff", "--name-only", merge_base)) | set(git("ls-files", "--others", "--exclude-standard")))
+    merge_base = git("merge-base", base, "HEAD")[0].strip()
+    changed = git("diff", "--name-only", "-z", merge_base)
+    return sorted(set(changed) | set(git("ls-files", "-z", "--others", "--exclude-standard")))
 
 
 def changed_recipes(files: list[str], folders: dict[str, Path]) -> list[str]:

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from catalogue.imports.aiperf_agents import SUMMARY, is_agent_export, read_agent_exports
-from catalogue.imports.source import read_json
+from catalogue.imports.source import read_json, regular_file
 from catalogue.models.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
+from catalogue.models.bounded import MAX_IMPORT_BYTES, read_regular
 from catalogue.models.errors import CatalogueError
 from catalogue.models.loading import RUNS_DIR
 from catalogue.policy.file_secrets import file_secret_errors
@@ -90,13 +91,18 @@ def agent_run(
 def check_files(files: list[Path], runs_dir: Path) -> None:
     """No kept file holds a credential, and none was imported before (the same bytes kept beside a run)."""
     for path in files:
-        errors = file_secret_errors(path)
+        regular_file(path)
+        errors = file_secret_errors(path, regular=True)
         if errors:
             raise errors[0]
     if runs_dir.is_dir():
-        kept = {hashlib.sha256(p.read_bytes()).digest(): p for p in runs_dir.glob("*/**/*") if p.is_file()}
+        kept = {
+            hashlib.sha256(p.read_bytes()).digest(): p
+            for p in runs_dir.glob("*/**/*")
+            if not p.is_symlink() and p.is_file()
+        }
         for path in files:
-            twin = kept.get(hashlib.sha256(path.read_bytes()).digest())
+            twin = kept.get(hashlib.sha256(read_regular(path, MAX_IMPORT_BYTES)).digest())
             if twin is not None:
                 raise CatalogueError(path, f"already imported: the same file is kept as {twin.relative_to(runs_dir)}")
 

@@ -21,10 +21,11 @@ from pydantic import ValidationError
 
 from catalogue.commands.import_agents import agent_exports, agent_run
 from catalogue.imports import aiperf, guidellm, llama_benchy, vllm_bench
-from catalogue.imports.source import ImportedLevels, read_json
+from catalogue.imports.source import ImportedLevels, read_json, regular_file
 from catalogue.imports.workloads import Group, Stated, describe_rate, group_parts
 from catalogue.models.atomic import write_text
 from catalogue.models.benchmark import RUN_STAMP_FORMAT, BenchmarkRun, ImportedProvenance
+from catalogue.models.bounded import MAX_IMPORT_BYTES, read_regular
 from catalogue.models.errors import CatalogueError, from_validation
 from catalogue.models.loading import RECIPE_FILE, RUNS_DIR, load_entry, parse_run, recipe_folders
 from catalogue.policy.file_secrets import check_json, file_secret_errors, mask_text
@@ -76,7 +77,8 @@ def check_kept_files(parts: list[ImportedLevels]) -> None:
     """Every file to be kept beside a run (read or not) holds no credential: the first is a one-line error."""
     for part in parts:
         for path in part.files:
-            errors = file_secret_errors(path)
+            regular_file(path, part.relative_to)
+            errors = file_secret_errors(path, regular=True)
             if errors:
                 raise errors[0]
 
@@ -228,7 +230,7 @@ def write_run(runs_dir: Path, run: BenchmarkRun, kept: dict[str, Path]) -> Path:
         for name, source in kept.items():
             dest = staging / name
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, dest)
+            dest.write_bytes(kept_bytes(source))
         os.replace(staging, target)
         write_text(path, text)
     except BaseException:
@@ -239,14 +241,27 @@ def write_run(runs_dir: Path, run: BenchmarkRun, kept: dict[str, Path]) -> Path:
     return path
 
 
+def kept_bytes(path: Path) -> bytes:
+    """A file to keep, read as a regular file without following a link (never copied through one)."""
+    data = read_regular(path, MAX_IMPORT_BYTES)
+    if len(data) > MAX_IMPORT_BYTES:
+        raise CatalogueError(path, f"larger than {MAX_IMPORT_BYTES // 1024} KB: refused unread")
+    return data
+
+
+def _plain(path: Path) -> bool:
+    """A regular file that is no link (a link or FIFO among a recipe's raw files is never read)."""
+    return not path.is_symlink() and path.is_file()
+
+
 def check_not_imported(parts: list[ImportedLevels], runs_dir: Path) -> None:
     """A file already kept beside a run (same bytes) was imported before: importing it again would double it."""
     if not runs_dir.is_dir():
         return
-    kept = {hashlib.sha256(p.read_bytes()).digest(): p for p in runs_dir.glob("*/**/*") if p.is_file()}
+    kept = {hashlib.sha256(p.read_bytes()).digest(): p for p in runs_dir.glob("*/**/*") if _plain(p)}
     for part in parts:
         for path in part.files:
-            twin = kept.get(hashlib.sha256(path.read_bytes()).digest())
+            twin = kept.get(hashlib.sha256(kept_bytes(path)).digest())
             if twin is not None:
                 raise CatalogueError(path, f"already imported: the same file is kept as {twin.relative_to(runs_dir)}")
 

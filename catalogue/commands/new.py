@@ -247,7 +247,7 @@ def _new(
     secrets: list[str],
     sparkrun: bool = False,
 ) -> int:
-    if not RECIPE_ID.match(recipe_id):
+    if not RECIPE_ID.fullmatch(recipe_id):
         raise CatalogueError(recipe_id, "recipe id must be lower-case letters, digits and '-'")
     folders = recipe_folders(roots)
     if recipe_id in folders:

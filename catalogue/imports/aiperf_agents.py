@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catalogue.imports.source import regular_file
 from catalogue.models import agent_trace
 from catalogue.models.errors import CatalogueError
 from catalogue.models.workload import Workload
@@ -84,17 +85,19 @@ def read_agent_exports(folders: list[Path], exports: list[tuple[Path, dict[str, 
         name, block, sessions = _config(path, data)
         names.add(name)
         turns = path.parent / TURNS
-        if not turns.is_file():
+        if not turns.is_file() and not turns.is_symlink():
             raise CatalogueError(turns, "missing: an agent level needs AIPerf's per-turn export beside its summary")
+        regular_file(turns)
         levels.append(agent_levels.level(sessions, agent_levels.read_turns(turns), "", "", {}))
         files += [path, turns]
         version = data.get("aiperf_version") if isinstance(data.get("aiperf_version"), str) else version
     if len(names) != 1:
         raise CatalogueError(exports[0][0], f"input_config: the levels replayed different traces ({sorted(names)})")
     (name,) = names
-    trace = next((f / name for f in folders if (f / name).is_file()), None)
+    trace = next((f / name for f in folders if (f / name).is_file() or (f / name).is_symlink()), None)
     if trace is None:
         raise CatalogueError(exports[0][0], f"the replayed trace {name} is not in the folders given: add it")
+    regular_file(trace)
     shape = trace_shape(trace, block)
     first = next(iter(agent_levels.read_turns(files[1])), None)
     workload = Workload(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -68,11 +69,32 @@ class ImportedLevels:
 
 
 def read_json(path: Path) -> Any:
-    """A JSON file, or a one-line error naming it (a credential in any of its strings is one, masked)."""
-    text = read_bounded(path, MAX_IMPORT_BYTES)
+    """A JSON file, or a one-line error naming it (a credential in any of its strings is one, masked); only a
+    regular file, never through a link (an imported folder is a stranger's: a link in it may point at any file)."""
+    text = read_bounded(path, MAX_IMPORT_BYTES, regular=True)
     data = load_json(text, path, syntax="not valid JSON")
     check_json(path, text, data)
     return data
+
+
+def regular_file(path: Path, folder: Path | None = None) -> Path:
+    """`path` when it is a regular file and neither it nor any folder between `folder` and it is a symbolic link
+    (lstat: nothing followed, nothing opened); else one line naming it. Every file an import keeps passes this."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError as exc:
+        raise CatalogueError(path, f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(mode):
+        raise CatalogueError(path, "a symbolic link: an import reads and keeps only regular files, never a link")
+    if not stat.S_ISREG(mode):
+        raise CatalogueError(path, "not a regular file (a FIFO, device or socket): refused unread")
+    if folder is not None:
+        for parent in path.parents:
+            if parent == folder or folder not in parent.parents:
+                break
+            if parent.is_symlink():
+                raise CatalogueError(parent, "a symbolic link: an import reads only the folder it is given, no link")
+    return path
 
 
 def require(path: Path, data: dict[str, Any], name: str, kinds: tuple[type, ...], prefix: str = "") -> Any:

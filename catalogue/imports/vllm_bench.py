@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from catalogue.imports.source import ImportedLevels, file_date, is_number, read_json, require
+from catalogue.imports.source import ImportedLevels, file_date, is_number, read_json, regular_file, require
 from catalogue.models.benchmark import LevelResult, RateLevel, Stats
 from catalogue.models.errors import CatalogueError
 from catalogue.stats.request_samples import (
@@ -242,11 +242,11 @@ def read_sweep(folder: Path) -> list[ImportedLevels]:
                 f"{len(runs)} runs of one combination (--num-runs {len(runs)}): the catalogue keeps one result "
                 "per level; import one run=N.json of it, or sweep with --num-runs 1",
             )
-        data = _checked(runs[0], read_json(runs[0]))
+        data = _checked(runs[0], read_json(regular_file(runs[0], folder)))
         part = _levels(runs[0], data, str(runs[0].relative_to(folder)))
         summary = combo / "summary.json"
-        if summary.exists():
-            part.files.append(summary)
+        if summary.exists() or summary.is_symlink():
+            part.files.append(regular_file(summary, folder))
             extra = {"raw": [*(part.levels or part.rates)[0].raw, str(summary.relative_to(folder))]}
             part.levels = [lv.model_copy(update=extra) for lv in part.levels]
             part.rates = [lv.model_copy(update=extra) for lv in part.rates]
@@ -254,7 +254,7 @@ def read_sweep(folder: Path) -> list[ImportedLevels]:
         out.append(part)
     if not out:
         raise CatalogueError(folder, "no run=N.json results in this `vllm bench sweep` folder")
-    failed = sorted(folder.glob("**/*failure.json"))
+    failed = [regular_file(p, folder) for p in sorted(folder.glob("**/*failure.json"))]
     if failed:
         out[0].files += failed
         out[0].notes.append(

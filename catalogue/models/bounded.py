@@ -11,8 +11,11 @@ recurses nowhere); then parsing cannot grow past what was counted."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -47,19 +50,38 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _INNERMOST = re.compile(r"\[\]|\{\}")
 
 
-def read_bounded(path: Path, limit: int) -> str:
-    """The file's UTF-8 text, refused in one line when it is longer than `limit` bytes (nothing more is read)."""
-    try:
-        with path.open("rb") as f:
-            data = f.read(limit + 1)
-    except OSError as exc:
-        raise CatalogueError(path, f"cannot read: {exc.strerror or exc}") from None
+def read_bounded(path: Path, limit: int, regular: bool = False) -> str:
+    """The file's UTF-8 text, refused in one line when it is longer than `limit` bytes (nothing more is read);
+    `regular`: only a regular file, never through a link (read_regular)."""
+    if regular:
+        data = read_regular(path, limit)
+    else:
+        try:
+            with path.open("rb") as f:
+                data = f.read(limit + 1)
+        except OSError as exc:
+            raise CatalogueError(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise CatalogueError(path, f"larger than {limit // 1024} KB: refused unread")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CatalogueError(path, f"cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """At most `limit` + 1 bytes of a regular file opened without following a link (O_NOFOLLOW) and without waiting
+    on a FIFO (O_NONBLOCK); a link, FIFO, device or socket is one line naming the file, its bytes never read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise CatalogueError(path, "a symbolic link: only regular files are read, never a link") from None
+        raise CatalogueError(path, f"cannot read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise CatalogueError(path, "not a regular file (a FIFO, device or socket): refused unread")
+        return f.read(limit + 1)
 
 
 def check_size(text: str, path: Path | str, limit: int) -> None:

@@ -21,7 +21,9 @@ from catalogue.stats.metrics import metric_value
 
 RECIPE_FILE = "recipe.yaml"
 RUNS_DIR = "runs"
-RECIPE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+RECIPE_ID = re.compile(r"[a-z0-9][a-z0-9-]*")
+"""A recipe id (its folder's name), matched whole: lower-case ASCII letters, digits and '-'."""
+ID_RULE = "recipe id (the folder name) must be lower-case letters, digits and '-'"
 
 
 @dataclass(frozen=True)
@@ -176,8 +178,8 @@ def load_entry(folder: Path, scan_secrets: bool = True) -> Entry:
     """Load one recipe folder: recipe.yaml plus runs/*.json (each scanned for credentials unless `scan_secrets` is
     False: see parse_run)."""
     recipe_id = folder.name
-    if not RECIPE_ID.match(recipe_id):
-        raise CatalogueError(folder, "recipe id (the folder name) must be lower-case letters, digits and '-'")
+    if not RECIPE_ID.fullmatch(recipe_id):
+        raise CatalogueError(folder, ID_RULE)
     refuse_symlinks(folder)
     recipe = parse_recipe(folder / RECIPE_FILE)
     platform = recipe_platform(folder / RECIPE_FILE, recipe)
@@ -195,6 +197,8 @@ def recipe_folders(roots: list[Path]) -> dict[str, Path]:
             raise CatalogueError(root, "recipe folder does not exist")
         for recipe_file in sorted(root.glob(f"*/{RECIPE_FILE}")):
             folder = recipe_file.parent
+            if not RECIPE_ID.fullmatch(folder.name):
+                raise CatalogueError(folder, ID_RULE)
             if folder.name in found:
                 raise CatalogueError(folder, f"recipe id {folder.name!r} is also used by {found[folder.name]}")
             found[folder.name] = folder

@@ -30,6 +30,7 @@ from catalogue.policy.mounts import (
     PolicyContext,
     device_verdict,
     folds_into_hf_cache,
+    held_credential,
     host_binds,
     host_path,
     mount_verdict,
@@ -180,6 +181,10 @@ def _check_mount(
         how = "write the path out, or start it with ~/ (the reader's home folder)"
         return [*out, never(shown, why, "catalogue policy", field, how)]
     verdict = device_verdict(source, context) if mount.device else mount_verdict(source, context)
+    held = held_credential(host_path(source))
+    above_only = held and verdict == ("never", paths.MOUNT_NEVER_WHY["holds"].format(path=held))
+    if above_only and folds_into_hf_cache(mount, context):  # the profile's own HF cache mount replaces it
+        return [*out, _folded(shown, field)]
     if verdict is not None and verdict[0] == "never":
         how = "never allowed: mount the folder the model needs, nothing wider"
         return [*out, never(shown, verdict[1], paths.MOUNT_BASIS, field, how)]

@@ -91,11 +91,12 @@ def check_json(path: Path | str, text: str, data: Any) -> None:
         raise errors[0]
 
 
-def file_secret_errors(path: Path) -> list[CatalogueError]:
+def file_secret_errors(path: Path, regular: bool = False) -> list[CatalogueError]:
     """An error per credential in a file: each string of a JSON file (or each line of JSON Lines), else each line
-    of its text. A file that is not UTF-8 text is an error too (nothing in it could be scanned)."""
+    of its text. A file that is not UTF-8 text is an error too (nothing in it could be scanned). `regular`: a
+    link or a file that is not regular is the error (read_bounded)."""
     try:
-        text = read_bounded(path, MAX_IMPORT_BYTES)
+        text = read_bounded(path, MAX_IMPORT_BYTES, regular=regular)
     except CatalogueError as exc:
         return [exc]
     if path.suffix == ".json":

@@ -188,11 +188,29 @@ def mount_verdict(source: str, context: PolicyContext | None = None) -> tuple[st
     runs = {tuple(parts[i : i + len(run)]) for run in rules.CREDENTIAL_PATHS for i in range(len(parts))}
     if runs & set(rules.CREDENTIAL_PATHS):
         return "never", rules.MOUNT_NEVER_WHY["credentials"]
+    held = held_credential(path)
+    if held is not None:
+        return "never", rules.MOUNT_NEVER_WHY["holds"].format(path=held)
     for folder in context.owner_folders if context else ():
         folder = host_path(folder)
         if path == folder or path.startswith(folder.rstrip("/") + "/"):
             return None
     return "consent", rules.MOUNT_CONSENT_WHY
+
+
+def held_credential(path: str) -> str | None:
+    """The first credentials path (paths.CREDENTIAL_HOME_PATHS in any home folder, CREDENTIAL_SYSTEM_PATHS) that a
+    mount of the folder `path` (host_path's form) would expose: `path` is an ancestor of it; else None."""
+    home = re.fullmatch(r"(~|/root|/home/[^/]+)(/.*)?", path)
+    if home is not None:
+        inside = (home.group(2) or "").strip("/")
+        for held in rules.CREDENTIAL_HOME_PATHS:
+            if inside == "" or held.startswith(inside + "/"):
+                return f"{home.group(1)}/{held}"
+    for held in rules.CREDENTIAL_SYSTEM_PATHS:
+        if held.startswith(path.rstrip("/") + "/"):
+            return held
+    return None
 
 
 def folds_into_hf_cache(mount: Mount, context: PolicyContext | None) -> bool:

@@ -77,7 +77,19 @@ or the Hugging Face cache's token files, wherever they appear in a path: never m
 CREDENTIAL_FILES = ("token", "stored_tokens", ".env", "credentials", "id_rsa", "id_ed25519", ".bash_history")
 """File names that hold credentials (the Hugging Face cache's `token`, ssh keys, dotenv files): never mounted."""
 
+CREDENTIAL_HOME_PATHS = (
+    *CREDENTIAL_PARTS,
+    *("/".join(run) for run in CREDENTIAL_PATHS if run[0] != "huggingface"),
+    ".cache/huggingface/token",
+    ".cache/huggingface/stored_tokens",
+)
+"""Where the credentials above live in a home folder (`~`, `/root`, `/home/<user>`): a mount of a folder that holds
+one of them (`~/.config`, `~/.cache`, `~/.cache/huggingface`) exposes it, so it is never too."""
+CREDENTIAL_SYSTEM_PATHS = ("/var/run/docker.sock", "/run/docker.sock", "/var/lib/docker", "/var/spool/cron")
+"""System paths that hold credentials or control of the host: a mount of a folder above one is never."""
+
 MOUNT_NEVER_WHY = {
+    "holds": "mounts a folder that holds {path} (credentials or control of the host)",
     "tree": "mounts the host's {path}, a system folder",
     "exact": "mounts the host's {path} whole",
     "home": "mounts a whole home folder",

@@ -24,7 +24,7 @@ from runner.hosts.hosts import LOCAL, Host
 from runner.hosts.placement import client_mounts_and_env, link_interfaces, spread_hosts
 from runner.planning.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.planning.jobs import level_jobs
-from runner.planning.plan_data import NodeRun, Plan, slug
+from runner.planning.plan_data import NodeRun, Plan, compile_cache
 
 CACHE_ROOT = COMPILE_CACHE_HOST
 """vLLM's and torch.compile's caches, one folder per image and recipe (mode 0700), so a second boot is warm: under
@@ -114,7 +114,7 @@ def make_plan(
             cache = None
             if cache_root:
                 root = os.path.expanduser(cache_root) if host.is_local else REMOTE_CACHE_ROOT
-                cache = f"{root}/{slug(str(server.image))}/{entry.id}"
+                cache = compile_cache(root, str(server.image), entry.id, entry.folder)
             owned = own_options(
                 [os.path.expanduser(w) if w.startswith("~/") else w for w in server.all_options],  # as a shell would
                 name=name,

@@ -3,6 +3,7 @@ of a refresh reads them (runner/planning/helper_containers.py too, which plan.py
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,23 @@ from runner.planning.jobs import Job
 def slug(text: str) -> str:
     """Lower-case letters, digits and '-' (a log or cache folder name)."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def recipe_cache_name(recipe_id: str, folder: Path) -> str:
+    """'<id>-<sha256 of the resolved recipe folder>': one recipe of one checkout (a stranger's recipe with the
+    same id, in another folder, gets its own cache)."""
+    return f"{recipe_id}-{_short_hash(str(folder.resolve()))}"
+
+
+def compile_cache(root: str, image: str, recipe_id: str, folder: Path) -> str:
+    """A server's compile-cache folder: `<root>/<slug(image)>-<sha256(image)>/<id>-<sha256(folder)>`. The slug
+    keeps it readable; the hashes of the exact image reference and of the recipe folder keep it injective (slugs
+    collide: 'vllm/vllm-openai:v1' and 'vllm-vllm/openai:v1'), so no image or checkout loads another's artifacts."""
+    return f"{root}/{slug(image)}-{_short_hash(image)}/{recipe_cache_name(recipe_id, folder)}"
 
 
 @dataclass(frozen=True)

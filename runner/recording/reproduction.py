@@ -16,13 +16,19 @@ from catalogue.models.benchmark import BenchmarkRun, Figures, MeasuredProvenance
 from catalogue.models.loading import Entry
 from catalogue.models.reproduce import Pin, Step, pin
 from catalogue.models.topology import LITELLM_VERSION
+from runner.hosts.containers import CACHE_MOUNT
 from runner.hosts.hosts import Host
 from runner.planning.jobs import Job, rate_job
-from runner.planning.plan import Plan, make_plan, router_yaml
+from runner.planning.plan import CACHE_ROOT, REMOTE_CACHE_ROOT, Plan, make_plan, router_yaml
+from runner.planning.policy_gate import findings, refusals
 from runner.recording.record import local_env
 
 HOME = re.compile(r"(?<![\w.~-])(?:/home/[^/:,=\s]+|/Users/[^/:,=\s]+|/root)(?=/|$|[:,=])")
 """A home folder at the start of a path in a command word: the recorder's differs from this machine's."""
+COMPILE_CACHE = re.compile(
+    rf"^({re.escape(CACHE_ROOT)}|{re.escape(REMOTE_CACHE_ROOT)})/[a-z0-9-]+/[a-z0-9-]+:{re.escape(CACHE_MOUNT)}$"
+)
+"""The runner's own compile-cache mount (`-v <root>/<image>/<recipe>:/catalogue-cache`) after _normal's `~`."""
 SHOWN = 40
 """Characters of a differing word shown in the note."""
 
@@ -79,7 +85,7 @@ def rebuilt_plan(
     return make_plan(
         entry,
         hosts=hosts,
-        local=local or (prov.image is None and entry.recipe.serving.image is not None),
+        local=local,  # the recipe's container, whatever the run file says (its image null must not make it local)
         port=port if port is not None else ran_port,
         stamp=run.stamp,
         client=client,
@@ -140,8 +146,11 @@ def steps(plan: Plan, jobs: list[Job]) -> list[Step]:
 
 
 def _normal(word: str, root: str) -> str:
-    """A word as it compares across machines: home folders as ~, where the checkout is (before `<root>/`) dropped."""
+    """A word as it compares across machines: home folders as ~, where the checkout is (before `<root>/`) dropped,
+    the runner's compile-cache folder as `<cache root>/<image>/<recipe>` (its name holds hashes of the image and
+    of the checkout's folder, and runs recorded before named it otherwise)."""
     word = HOME.sub("~", word.replace(str(Path.home()), "~"))
+    word = COMPILE_CACHE.sub(r"\1/<image>/<recipe>:" + CACHE_MOUNT, word)
     parts = re.split(r"([:=,\s])", word)
     return "".join(_from_root(part, root) for part in parts)
 
@@ -228,9 +237,21 @@ def reproduction(
     router_port: int | None = None,
 ) -> tuple[list[Step], list[str]]:
     """The rebuilt steps, and where the run file's own text differs from them."""
+    pinned_entry = with_pin(entry, pin(run, entry.recipe.serving.image))
     pinned, unpinned = (
         rebuilt_plan(e, run, hosts, local=local, client=client, port=port, router_port=router_port)
-        for e in (with_pin(entry, pin(run, entry.recipe.serving.image)), entry)
+        for e in (pinned_entry, entry)
     )
     jobs = bench_jobs(pinned, run, list(entry.recipe.sweep.texts))
-    return steps(pinned, jobs), differences(run, pinned, unpinned, jobs)
+    return [*host_policy(pinned_entry, pinned), *steps(pinned, jobs)], differences(run, pinned, unpinned, jobs)
+
+
+def host_policy(entry: Entry, plan: Plan) -> list[Step]:
+    """Before commands that run vLLM on a host outside a container: what `refresh` requires before it starts them
+    (the run policy's refusals with no --allow given: the `no container` consent, a flag reading the host's files),
+    one line each, so a printed host command is never one that passed no policy. None for a container plan."""
+    if all(node.container is not None for node in plan.nodes):
+        return []
+    lines = refusals(findings(entry, plan), [])
+    title = "run policy: these commands run on your machine; refresh starts them only with these allowed"
+    return [Step(title, None, "\n".join(lines))] if lines else []
