@@ -35,12 +35,23 @@ def test_local_judges_a_path_flag_against_this_host(recipe_copy, capsys):
 
 def test_local_asks_the_owner_for_each_host_path_a_flag_reads(recipe_copy):
     _, folder = recipe_copy()
+    _with_flags(folder, **{"hf-config-path": "/srv/weights"})
+    entry = load_entry(folder)
+    assert not [f for f in findings(entry, make_plan(entry)) if "hf-config-path" in f.option]
+    here = [f for f in findings(entry, make_plan(entry, local=True)) if "hf-config-path" in f.option]
+    assert [(f.cls, f.option, f.reason) for f in here] == [("consent", "--hf-config-path", LOCAL_REASON)]
+    assert not here[0].is_error  # declared by --local; the owner still allows it by name
+
+
+def test_local_never_lets_a_flag_write_on_the_owners_machine(recipe_copy):
+    """A path vLLM writes (here the download folder) is the container's own file in a container; with --local it
+    would be any file of the owner's: never (catalogue.policy.written_paths)."""
+    _, folder = recipe_copy()
     _with_flags(folder, **{"download-dir": "/srv/weights"})
     entry = load_entry(folder)
     assert not [f for f in findings(entry, make_plan(entry)) if "download-dir" in f.option]
     here = [f for f in findings(entry, make_plan(entry, local=True)) if "download-dir" in f.option]
-    assert [(f.cls, f.option, f.reason) for f in here] == [("consent", "--download-dir", LOCAL_REASON)]
-    assert not here[0].is_error  # declared by --local; the owner still allows it by name
+    assert [(f.cls, f.option) for f in here] == [("never", "--download-dir /srv/weights")]
 
 
 def test_local_judges_a_path_variable_against_this_host(recipe_copy):

@@ -345,6 +345,7 @@ def test_history_says_which_workload_and_its_best_figure(tmp_path):
     pp64 = sorted((folder / "runs").glob("*.json"))[0]
     older = json.loads(pp64.read_text())
     older["recorded_at"], older["label"] = "2026-11-01T00:00:00Z", "an older pp64 run"
+    older["provenance"]["source_date"] = "2026-11-01"  # an import's source is never dated after its recording
     (folder / "runs" / "20261101T000000Z.json").write_text(json.dumps(older))
     entry = load_entry(folder)
     rows = history_rows(entry)
