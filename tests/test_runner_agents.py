@@ -69,4 +69,8 @@ def test_hit_rate_rises_with_reuse_and_is_zero_without_prefix_caching(tmp_path):
         (level,) = part.levels
         assert part.prefix_caching is False and level.turns == 24
         assert not level.prefix_hits, level.prefix_hits  # no counter growth, or none read
-        assert level.ttft_later_ms.p50 > cached.levels[0].ttft_later_ms.p50
+        assert cached.levels[0].prefix_hits  # the same trace with caching on: its counters grew
+    # The latency side (later turns pay their whole prefill without caching) is asserted on the simulator, whose
+    # prefill cost is known (tests/test_runner_agents_simulated.py): on this tiny model it is within the machine's
+    # noise, and a fresh-clone CI run measured later turns at 90 % reuse faster without caching (58.6 ms) than with
+    # it (65.7 ms).

@@ -1,7 +1,8 @@
 """The agent step with the real AIPerf against the simulated server (simulator/, no vLLM): every session replayed once
 and whole, and the prefix-cache hit rate read from the simulator's /metrics, rising with reuse and never above what
-the trace could give. One simulator boot, two short replays (prefix caching off: tests/test_runner_agents.py on the
-real engine)."""
+the trace could give; with prefix caching off, no hit and later turns that pay their whole prefill. Two simulator
+boots (caching on, then off), two short replays each (the counters with caching off on the real engine:
+tests/test_runner_agents.py)."""
 
 from __future__ import annotations
 
@@ -31,11 +32,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def replayed(tmp_path: Path) -> list[AgentRun]:
-    """The step's run files, one per reuse ratio, against a simulator started for them (prefix caching on)."""
+def replayed(tmp_path: Path, caching: bool = True) -> list[AgentRun]:
+    """The step's run files, one per reuse ratio, against a simulator started for them (prefix caching on unless
+    `caching` is false)."""
     port = free_port()
     argv = [sys.executable, "-m", "simulator", str(MODEL), "--profile", "ci", "--host", "127.0.0.1",
             "--port", str(port), "--served-model-name", "tiny", "--seed", "1"]  # fmt: skip
+    if not caching:
+        argv.append("--no-enable-prefix-caching")
     server = subprocess.Popen(argv, cwd=REPO)
     try:
         for _ in range(100):
@@ -54,10 +58,16 @@ def replayed(tmp_path: Path) -> list[AgentRun]:
     return [run.agents for run in map(parse_run, runs) if run.agents is not None]
 
 
-def test_every_session_once_and_the_hit_rate_from_the_simulators_counters(tmp_path):
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory) -> list[AgentRun]:
+    """The replays with prefix caching on (one boot for the module)."""
     if agents.aiperf_command() is None:
         pytest.skip("AIPerf not installed (CATALOGUE_AIPERF); nox -s tests installs it")
-    parts = replayed(tmp_path)
+    return replayed(tmp_path_factory.mktemp("on"))
+
+
+def test_every_session_once_and_the_hit_rate_from_the_simulators_counters(cached):
+    parts = cached
     for part in parts:
         (level,) = part.levels
         assert level.turns == 12 and level.failed == 0  # refresh(): 6 sessions of 2 turns
@@ -66,3 +76,17 @@ def test_every_session_once_and_the_hit_rate_from_the_simulators_counters(tmp_pa
     assert 0 < rates[0] < rates[1], rates
     for part, rate in zip(parts, rates, strict=True):
         assert part.intended_hit_rate is not None and rate <= part.intended_hit_rate, (rate, part.intended_hit_rate)
+
+
+def test_without_prefix_caching_no_hit_and_later_turns_pay_their_whole_prefill(cached, tmp_path):
+    """The simulator's model: a cached prefix block costs no prefill, an uncached token costs the profile's
+    prefill_ms_per_token. At 90 % reuse a later turn's prompt is mostly the session's earlier turns, so without
+    caching its time to first token is longer. (On the tiny CPU engine this difference is within the machine's
+    noise: a CI run there measured 58.6 ms without caching against 65.7 ms with it.)"""
+    uncached = replayed(tmp_path, caching=False)
+    for part in uncached:
+        (level,) = part.levels
+        assert level.turns == 12 and level.failed == 0  # the recipe is the same; only the server caches nothing
+        assert not level.prefix_hits, level.prefix_hits
+    with_cache, without = cached[1].levels[0], uncached[1].levels[0]  # reuse 0.9
+    assert without.ttft_later_ms.p50 > with_cache.ttft_later_ms.p50, (without.ttft_later_ms, with_cache.ttft_later_ms)

