@@ -66,3 +66,26 @@ def test_a_linked_folder_or_run_file_is_refused_by_every_command(make, command, 
     assert code != 0
     assert err[-1:] == [f"error: {link}: a symlink (to {link.readlink()}): a recipe folder holds plain files"], err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["link to a file", "FIFO"])
+def test_validate_reads_no_recipe_file_through_a_link_or_from_a_fifo(kind, tmp_path, capsys):
+    """validate's secret scan reads every recipe.yaml first: a linked one (to an owner's file) or a FIFO (which
+    would hang the read) is one line naming it, its bytes never read."""
+    import os
+
+    root, real = _catalogue(tmp_path)
+    shutil.move(real, root / RECIPE)
+    recipe = root / RECIPE / "recipe.yaml"
+    recipe.unlink()
+    if kind == "FIFO":
+        os.mkfifo(recipe)
+    else:
+        owner = tmp_path / "owner-notes.txt"
+        owner.write_text("HF_TOKEN=hf_OwnerFileSecretsLinkedAbcdefgh012345\n")
+        recipe.symlink_to(owner)
+    assert main(["--root", str(root), "validate", "--no-flags"]) == 1
+    err = capsys.readouterr().err
+    want = "a symbolic link" if kind != "FIFO" else "not a regular file"
+    assert f"{recipe}: " in err and want in err, err
+    assert "hf_" not in err

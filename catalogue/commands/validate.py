@@ -9,7 +9,7 @@ from pathlib import Path
 from catalogue.flags.checkers import ArgvChecker
 from catalogue.flags.drift import drift_row, release_checker, release_checkers
 from catalogue.flags.select import upstream_checker, validate_entries
-from catalogue.models.errors import CatalogueError
+from catalogue.models.bounded import MAX_YAML_BYTES, read_bounded
 from catalogue.models.loading import RECIPE_FILE, Entry, load_catalogue, recipe_folders
 from catalogue.policy.check import PolicyFinding, check_recipe_file, secret_findings
 
@@ -21,10 +21,8 @@ def secrets_first(roots: list[Path], ids: list[str]) -> list[PolicyFinding]:
     for recipe_id in ids or sorted(folders):
         if recipe_id in folders:
             path = folders[recipe_id] / RECIPE_FILE
-            try:
-                found += secret_findings(path, path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError) as exc:
-                raise CatalogueError(path, f"cannot read: {exc}") from None
+            # never through a link, never a FIFO, never past the size limit: read before anything else refuses them
+            found += secret_findings(path, read_bounded(path, MAX_YAML_BYTES, regular=True))
     return found
 
 

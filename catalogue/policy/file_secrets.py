@@ -49,16 +49,25 @@ def json_strings(data: Any, loc: tuple[str | int, ...] = ()) -> Iterator[tuple[t
         yield loc, data
 
 
+MAX_REPORTED = 20
+"""Credentials reported per file: each costs a search of the file's text for its line, so a file of thousands of
+distinct ones (a stranger's, 8 MB) would take hours; the first twenty say enough to remove them all."""
+
+
 def json_secrets(data: Any) -> list[tuple[tuple[str | int, ...], Secret]]:
     """Each credential in the strings of parsed JSON (the first found in a string), once, with the location of
-    the first string that holds it."""
+    the first string that holds it; at most MAX_REPORTED."""
     strings = list(json_strings(data))
     generated = (any(part in MODEL_TEXT_KEYS for part in loc if isinstance(part, str)) for loc, _ in strings)
     found = scan_texts((text for _, text in strings), generated=generated)
     out: list[tuple[tuple[str | int, ...], Secret]] = []
+    seen: set[str] = set()
     for (loc, _), hits in zip(strings, found):
-        if hits and all(hits[0].value != seen.value for _, seen in out):
+        if hits and hits[0].value not in seen:
+            seen.add(hits[0].value)
             out.append((loc, hits[0]))
+            if len(out) == MAX_REPORTED:
+                break
     return out
 
 
