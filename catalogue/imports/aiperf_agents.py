@@ -98,10 +98,10 @@ def read_agent_exports(folders: list[Path], exports: list[tuple[Path, dict[str, 
     if trace is None:
         raise CatalogueError(exports[0][0], f"the replayed trace {name} is not in the folders given: add it")
     regular_file(trace)
-    data = read_regular(trace, MAX_IMPORT_BYTES)  # as check_files reads it: within the import limit, never a link
-    if len(data) > MAX_IMPORT_BYTES:
+    raw = read_regular(trace, MAX_IMPORT_BYTES)  # as check_files reads it: within the import limit, never a link
+    if len(raw) > MAX_IMPORT_BYTES:
         raise CatalogueError(trace, f"larger than {MAX_IMPORT_BYTES // 1024} KB: refused unread")
-    shape = trace_shape(trace, data.decode("utf-8", "replace"), block)
+    shape = trace_shape(trace, raw.decode("utf-8", "replace"), block)
     first = next(iter(agent_levels.read_turns(files[1])), None)
     workload = Workload(
         tool="AIPerf",
@@ -110,7 +110,7 @@ def read_agent_exports(folders: list[Path], exports: list[tuple[Path, dict[str, 
         input_len=first.prompt_tokens if first and first.prompt_tokens else None,
         output_len=first.output_tokens if first and first.output_tokens else None,
         trace=shape,
-        trace_sha256=agent_trace.sha256(data),
+        trace_sha256=agent_trace.sha256(raw),
     )
     ordered = sorted(levels, key=lambda lv: lv.sessions)
     if len({lv.sessions for lv in ordered}) != len(ordered):
