@@ -75,7 +75,8 @@ def check_env(
             out.append(never(key, why, rules.SECRET_BASIS, field, rules.SECRET_HOW.format(name=key)))
         elif cls is not None:
             rule = table["consent"][cls]
-            out.append(consent(key, rule["why"], rule["basis"], declared or {}, field))
+            code = cls in ("loads-code", "home")
+            out.append(consent(key, rule["why"], rule["basis"], declared or {}, field, runs_code=code))
         elif kind is None:
             unlisted = table["unlisted"]
             out.append(consent(key, unlisted["why"], unlisted["basis"], declared or {}, field))
