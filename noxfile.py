@@ -188,7 +188,8 @@ def pr_check(session: nox.Session) -> None:
     """The pull-request check, as .github/workflows/pull-request.yml runs it: the changed recipes against the
     committed snapshots (`-- --base REF`, default origin/main), then the strict site build. No vLLM install."""
     session.install("-e", ".[site]")
-    session.run("catalogue", "check-changes", *(session.posargs or ["--base", "origin/main"]))
+    roots = ["--root", "recipes", "--root", "examples"]  # the examples are runnable recipes too (`--root examples`)
+    session.run("catalogue", *roots, "check-changes", *(session.posargs or ["--base", "origin/main"]))
     session.run("mkdocs", "build", "--strict", "--site-dir", str(Path(session.create_tmp()) / "site"), env=SITE_ENV)
 
 
@@ -328,6 +329,7 @@ MUTANTS = {
     "catalogue/policy/mounts.py": ["tests/test_policy_mounts.py"],
     "catalogue/policy/secret_scan.py": ["tests/test_secret_scan.py"],
     "catalogue/policy/words.py": ["tests/test_policy_words.py"],
+    "catalogue/policy/written_paths.py": ["tests/test_written_paths.py", "tests/test_policy_env.py"],
 }
 """The statistics and policy modules under mutation testing, each with the fast test files that judge it (`nox -s
 mutants`); not listed: the policy's tables paths and rules (no function to mutate). test_flag_classes.py's two

@@ -266,7 +266,7 @@ def run_refresh(
     entry = load_catalogue(roots, [recipe_id])[0]
     host_list: list[Host] = parse_hosts(hosts, hosts_file)
     if reproduce is not None:
-        entry, port, router_port = reproducing(entry, reproduce, port, router_port, host_list[0])
+        entry, port, router_port = reproducing(entry, reproduce, port, router_port, host_list[0], allow or [])
 
     def plan_for(stamp: str | None = None) -> Plan:
         planned = make_plan(

@@ -27,16 +27,18 @@ def run(args: argparse.Namespace, roots: list[Path]) -> int:
     from catalogue.models.reproduce import measured_run, reproduction_text
     from runner.command import run_options
     from runner.hosts.hosts import parse_hosts
-    from runner.recording.reproduction import difference_line, reproduction
+    from runner.recording.reproduction import difference_line, reproduction, run_pin
     from runner.refresh import run_refresh
 
     entry = load_catalogue(roots, [args.id])[0]
     chosen = measured_run(entry, args.run)
     hosts = parse_hosts(args.hosts, args.hosts_file)
+    allowed = list(args.allow or [])
     steps, differs = reproduction(
-        entry, chosen, hosts, client=args.client, port=args.port, router_port=args.router_port
+        entry, chosen, hosts, client=args.client, port=args.port, router_port=args.router_port, allowed=allowed
     )
-    print(reproduction_text(entry.id, chosen, entry.recipe.serving.image, steps, difference_line(differs)))
+    the_pin = run_pin(entry, chosen, allowed)
+    print(reproduction_text(entry.id, chosen, entry.recipe.serving.image, steps, difference_line(differs), the_pin))
     if not args.refresh:
         return 0
     sys.stdout.flush()

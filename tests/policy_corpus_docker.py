@@ -146,7 +146,7 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     ),
     "a cache variable into a model download": (
         env("HF_HOME", "/root/.cache/huggingface/hub/models--atk--tok/snapshots/x"),
-        "consent: HF_HOME /root/.cache/huggingface/hub/models--atk--tok/snapshots/x: points HF_HOME into the Hugging",
+        "never: HF_HOME ~/.cache/huggingface/hub/models--atk--tok/snapshots/x: writes into ~/.cache/huggingface/hub/",
     ),
     "HOME of the recipe's choice": (env("HOME", "/srv"), "consent: HOME: decides where Python finds"),
     "the runner's compile cache replaced": (

@@ -97,3 +97,22 @@ def test_lines_that_do_not_parse_or_lie_are_left_out(tmp_path: Path):
     assert len(turns) == 2 and [t.ok for t in turns] == [True, False]
     level = agent_levels.level(1, turns, "", "", {})
     assert level.turns == 1 and level.failed == 1
+
+
+def test_an_export_nested_deep_or_past_the_import_limit_is_one_line_naming_the_file(tmp_path: Path):
+    """The export may be an import's: a line of 200,000 `[` made json.loads recurse (RecursionError traceback), and a
+    sparse file of gigabytes was read whole. Both are refused before parsing, naming the file (and the line)."""
+    from catalogue.models.bounded import MAX_IMPORT_BYTES
+    from catalogue.models.errors import CatalogueError
+
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text(EXPORT.read_text().splitlines()[0] + "\n" + "[" * 200_000 + "\n")
+    with pytest.raises(CatalogueError) as found:
+        agent_levels.read_turns(deep)
+    assert str(found.value) == f"{deep}:2: nested more than 64 deep: refused unparsed"
+    huge = tmp_path / "huge.jsonl"
+    with huge.open("wb") as f:
+        f.truncate(MAX_IMPORT_BYTES + 1)  # sparse: no disk used
+    with pytest.raises(CatalogueError, match="larger than 65536 KB: refused unread") as found:
+        agent_levels.read_turns(huge)
+    assert found.value.path == huge

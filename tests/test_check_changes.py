@@ -271,3 +271,27 @@ def test_a_recipe_folder_named_outside_the_id_rule_is_an_error(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     why = "recipe id (the folder name) must be lower-case letters, digits and '-'"
     assert f"error: {evil.relative_to(work)}: {why}" in done.stderr
+
+
+def test_a_file_name_cannot_end_the_annotation_or_start_another_command():
+    """A raw file's name is the contributor's: a newline in it would start a workflow command of theirs
+    (`::stop-commands::`), and `:` or `,` would end the `file=` property early. GitHub's rules encode them."""
+    from catalogue.commands.check_changes import error_annotation
+    from catalogue.models.errors import CatalogueError
+
+    line = error_annotation(CatalogueError(Path("a\n::stop-commands::zz\r\nb,c%.json"), "not JSON", line=3))
+    assert line.splitlines() == [line]
+    assert line == "::error file=a%0A%3A%3Astop-commands%3A%3Azz%0D%0Ab%2Cc%25.json,line=3::not JSON"
+
+
+def test_the_workflow_runs_for_every_folder_that_can_change_a_verdict():
+    """A pull request to the platform profiles (trust list, HF cache), the examples (a runnable --root) or the
+    runner (its gates) is checked, and such a change checks every recipe, the examples included."""
+    from catalogue.commands.check_changes import EVERYTHING
+
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "pull-request.yml").read_text())
+    paths = workflow[True]["pull_request"]["paths"]  # YAML 1.1 reads the key `on` as true
+    assert {"platforms/", "runner/"} <= set(EVERYTHING)
+    assert {f"{folder}**" for folder in (*EVERYTHING, "recipes/", "examples/")} <= set(paths), paths
+    session = (REPO / "noxfile.py").read_text().split("def pr_check", 1)[1].split("@nox.session", 1)[0]
+    assert '"--root", "examples"' in session

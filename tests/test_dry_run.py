@@ -127,7 +127,7 @@ def test_cluster_nodes_carry_the_playbook_settings(tmp_path, capsys, monkeypatch
             ("--gpus", "all"),
             ("--ipc", "host"),
             ("--network", "host"),
-            ("-v", "/home/me/.cache/huggingface/hub:/root/.cache/huggingface/hub"),
+            ("-v", "/home/me/.cache/huggingface/hub:/root/.cache/huggingface/hub:ro"),  # spark2 trusts no vllm-node
             ("-e", f"VLLM_HOST_IP={ip}"),
             ("-e", "UCX_NET_DEVICES=enp1s0f1np1"),
             ("-e", "NCCL_SOCKET_IFNAME=enp1s0f1np1"),

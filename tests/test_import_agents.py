@@ -59,3 +59,18 @@ def test_without_the_trace_it_names_the_missing_file_in_one_line(tiny, tmp_path,
     err = capsys.readouterr().err.strip()
     assert "agents-t.jsonl is not in the folders given" in err and "\n" not in err
     assert not (folder / "runs").exists() or not list((folder / "runs").iterdir())
+
+
+@pytest.mark.parametrize("name", ["s2/profile_export.jsonl", "agents-t.jsonl"])
+def test_a_turn_or_trace_line_nested_200k_deep_is_one_line_naming_the_file(name, tiny, tmp_path, capsys):
+    """The turns export and the trace are read before check_files bounds the kept files: each is read within the
+    import limit and each line refused past the nesting limit, not a RecursionError traceback."""
+    root, folder = tiny
+    given = tmp_path / "given"
+    shutil.copytree(DATA, given)
+    with (given / name).open("a") as f:
+        f.write("[" * 200_000 + "\n")
+    assert main(["--root", str(root), "import", "tiny-cpu", str(given)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {given / name}:") and "nested more than 64 deep" in err and "\n" not in err, err
+    assert not (folder / "runs").exists() or not list((folder / "runs").iterdir())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -211,6 +212,38 @@ def test_the_hf_cache_is_read_only_where_repo_code_may_run_or_the_recipe_is_offl
     client_hub = [w for w in plan.client_argv if w.startswith(hub[0].source + ":")]
     assert len(client_hub) == 1 and client_hub[0].endswith(":ro") == bool(mode), client_hub
     assert any("hub read-only" in change for change in plan.changes) == bool(mode)
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"flags": {"tool-parser-plugin": "/r/p.py"}}, "--tool-parser-plugin"),
+        ({"flags": {"compilation-config": {"backend": "evil.mod"}}}, "--compilation-config backend"),
+        ({"flags": {"middleware": "evil.Middleware"}}, "--middleware"),
+        ({"env": {"VLLM_PLUGINS": "evil"}}, "VLLM_PLUGINS"),
+        ({"image": "ghcr.io/someone/vllm:1"}, "image ghcr.io/someone/vllm"),
+    ],
+)
+def test_the_hf_cache_is_read_only_where_the_recipe_loads_code_of_its_choice(change, named, hosts_file):
+    """attack44c B4: only --trust-remote-code and HF_HUB_OFFLINE made the hub read-only; a plugin, a module path, a
+    loads-code variable or an image off the trust list runs code that could rewrite other models' files too."""
+    base = entry("gemma4-26b-a4b-bf16-djangs")  # downloads into the hub: read-write as it is
+    serving = base.recipe.serving
+    update = {k: {**getattr(serving, k), **v} if isinstance(v, dict) else v for k, v in change.items()}
+    recipe = base.recipe.model_copy(update={"serving": serving.model_copy(update=update)})
+    plan = make_plan(replace(base, recipe=recipe), hosts=parse_hosts("spark1", hosts_file))
+    assert [m.mode for m in plan.nodes[0].own_mounts if m.target.endswith("/hub")] == ["ro"]
+    (why,) = [c for c in plan.changes if "hub read-only" in c]
+    assert f"{named} runs code the recipe chooses" in why, why
+
+
+def test_an_image_the_owner_trusts_on_every_host_keeps_the_hub_writable(hosts_file):
+    """gptoss-120b's image is off the profile's trust list; the hosts file's spark1 trusts it, spark2 does not."""
+    modes = {}
+    for hosts in ("spark1", "spark2"):
+        plan = make_plan(entry("gptoss-120b"), hosts=parse_hosts(hosts, hosts_file))
+        modes[hosts] = [m.mode for m in plan.nodes[0].own_mounts if m.target.endswith("/hub")]
+    assert modes == {"spark1": [""], "spark2": ["ro"]}
 
 
 @pytest.mark.docker

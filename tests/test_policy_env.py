@@ -302,3 +302,33 @@ def test_env_from_host_beyond_the_allow_list():
     assert [f.field for f in found] == [("serving", "env_from_host", 1), ("serving", "env_from_host", 2)]
     (profile_less,) = check_env_from_host(["NCCL_SOCKET_IFNAME"], {})
     assert profile_less.option == "env_from_host NCCL_SOCKET_IFNAME" and profile_less.reason is None
+
+
+def test_any_variable_into_a_bind_the_runner_adds_is_never_as_a_written_path():
+    """A path variable (or one the policy does not know) whose value lands in the runner's compile-cache bind or the
+    HF cache's hub is judged as --download-dir there is: never, named by the host folder. HF_HOME at the compile
+    cache got no finding at all, TRITON_CACHE_DIR and XDG_CACHE_HOME into the hub only the unknown-name consent."""
+    from catalogue.models.platform import load_platform
+    from catalogue.policy.check import context_for
+
+    context = context_for(load_platform("dgx-spark"))
+    env = {
+        "HF_HOME": "/catalogue-cache/x",
+        "TRITON_CACHE_DIR": "/root/.cache/huggingface//hub/../hub/evil",
+        "XDG_CACHE_HOME": "root/.cache/huggingface/hub/x",  # relative: from the working folder, /
+        "NUMBA_CACHE_DIR": "/tmp/ok:/catalogue-cache",  # a list of paths: each part
+        "HF_HUB_CACHE": "/root/.cache/huggingface/hub",  # the cache's own variable at the cache: the runner's
+        "TIKTOKEN_ENCODINGS_BASE": "/opt/encodings",  # the container's own folder
+    }
+    found = check_env_paths(env, [], context)
+    assert [(f.cls, f.option) for f in found] == [
+        ("never", "HF_HOME ~/.cache/catalogue/compile/<image>/<recipe>/x"),
+        ("never", "TRITON_CACHE_DIR ~/.cache/huggingface/hub/evil"),
+        ("never", "XDG_CACHE_HOME ~/.cache/huggingface/hub/x"),
+        ("never", "NUMBA_CACHE_DIR ~/.cache/catalogue/compile/<image>/<recipe>"),
+    ]
+    assert found[0].why.startswith("writes into ~/.cache/catalogue/compile/<image>/<recipe>/x, a folder of the owner's")
+    assert found[1].field == ("serving", "env", "TRITON_CACHE_DIR")
+    # on the owner's machine the container's binds mean nothing: host paths, judged as before
+    on_host = check_env_paths({"TRITON_CACHE_DIR": "/catalogue-cache/x"}, None, context)
+    assert not [f for f in on_host if f.cls == "never"]

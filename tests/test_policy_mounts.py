@@ -215,3 +215,40 @@ def test_through_binds_takes_the_deepest_bind():
     assert through_binds("/cx", binds) is None
     assert through_binds("/other", binds) is None
     assert through_binds("/dataX/a", [("/hX", "/dataX")]) == ("/hX/a", "/dataX")
+
+
+def test_a_relative_bind_is_judged_where_docker_resolves_it_from_the_runners_folder(tmp_path, monkeypatch):
+    """docker 23+ joins a relative -v source to the CLI's working folder: from a clone at ~/recipes, `../.cache` is
+    ~/.cache (the HF token's folder) and was only the generic relative consent."""
+    home = tmp_path / "me"
+    (home / "recipes").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home / "recipes")
+    holds = "mounts a folder that holds ~/.cache/huggingface/token (credentials or control of the host)"
+    assert mount_verdict("../.cache") == ("never", holds)
+    assert mount_verdict("models/../../.cache/huggingface") == ("never", holds)
+    assert mount_verdict("../.ssh") == ("never", "mounts a folder of credentials")
+    assert mount_verdict("../../etc") == ("consent", MOUNT_RELATIVE_WHY)  # tmp_path/etc: a plain folder
+    assert mount_verdict("./models") == ("consent", MOUNT_RELATIVE_WHY)
+    monkeypatch.chdir("/")
+    assert mount_verdict("etc")[0] == "never"  # from / it is /etc
+
+
+@pytest.mark.parametrize(
+    "folder",
+    ["~/.ngc", "~/.kaggle", "~/.config/rclone", "~/.mozilla", "~/.config/google-chrome", "~/.config/chromium",
+     "~/.codex", "~/.claude", "/root/.claude/projects", "/home/u/.npmrc", "~/.vault-token", "~/.terraform.d"],
+)  # fmt: skip
+def test_more_credential_folders_are_never(folder):
+    assert mount_verdict(folder) == ("never", "mounts a folder of credentials")
+
+
+def test_the_owners_own_hf_home_is_judged_like_the_default_cache(monkeypatch):
+    """The runner mounts $HF_HOME's hub when it is set (runner/planning/plan.py): its token file is a credential,
+    so the cache folder and every folder above it are never, as ~/.cache/huggingface is; its hub is not."""
+    monkeypatch.setenv("HF_HOME", "/data/hf/")
+    held = ("never", "mounts a folder that holds /data/hf/token (credentials or control of the host)")
+    assert mount_verdict("/data") == held and mount_verdict("/data/hf") == held
+    assert mount_verdict("/data/hf/hub")[0] == "consent"
+    monkeypatch.delenv("HF_HOME")
+    assert mount_verdict("/data")[0] == "consent"

@@ -55,7 +55,8 @@ def test_with_a_registry_digest_and_a_hub_revision_the_run_is_reproducible():
     )
     pinned_run = run.model_copy(update={"provenance": prov.model_copy(update={"hosts": [hub]})})
     assert missing_pins(pinned_run, entry.recipe.serving.image) == []
-    server = reproduction(entry, pinned_run, [LOCAL])[0][0].argv
+    allowed = [f"pin {hub.image_digest}", "pin  b5c5a6c2d1f0e9a8"]  # the owner's consent to the file's pins
+    server = reproduction(entry, pinned_run, [LOCAL], allowed=allowed)[0][0].argv
     assert hub.image_digest in server and prov.image not in server
     revision = server.index("--revision")
     assert revision > server.index("serve") and server[revision + 1] == "b5c5a6c2d1f0e9a8"
@@ -137,7 +138,7 @@ def test_a_digest_of_the_same_repository_in_another_spelling_is_accepted():
     for spelling in ("local/vllm-cpu", "docker.io/local/vllm-cpu", "index.docker.io/local/vllm-cpu"):
         same = with_host(run, image_digest=spelling + DIGEST)
         assert foreign_images(same, entry.recipe.serving.image) == []
-        assert pin(same, entry.recipe.serving.image).image == spelling + DIGEST
+        assert pin(same, entry.recipe.serving.image, allowed=[f"pin {spelling}{DIGEST}"]).image == spelling + DIGEST
 
 
 def test_reproduce_says_not_reproducible_and_refresh_refuses_in_one_line(tmp_path, capsys):
@@ -216,8 +217,41 @@ def test_a_hub_commit_or_tag_is_passed_as_the_revision():
     for revision in ("0123456789abcdef0123456789abcdef01234567", "v2.1", "main"):
         hub = prov.hosts[0].model_copy(update={"model_revision": revision, "model_revision_from": "the HF cache"})
         pinned_run = run.model_copy(update={"provenance": prov.model_copy(update={"hosts": [hub]})})
-        server = reproduction(entry, pinned_run, [LOCAL])[0][0].argv
+        server = reproduction(entry, pinned_run, [LOCAL], allowed=[f"pin {revision}"])[0][0].argv
         assert server[server.index("--revision") + 1] == revision
+
+
+def test_a_run_files_digest_and_revision_run_only_where_they_match_the_recipe_or_the_owner_allows_them(
+    tmp_path, capsys
+):
+    """attack44c B1: a run file's digest of the recipe's repository (any release of it: a downgrade) and any 40-hex
+    revision (a pull request's head commit) were pinned with no note. They run where the recipe names them itself;
+    else the recipe's tag and revision run, one line names the file and field, and --refresh starts nothing."""
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples" / "tiny-cpu-docker", root / "tiny-cpu-docker")
+    (path,) = (root / "tiny-cpu-docker" / "runs").glob("*.json")
+    data = json.loads(path.read_text())
+    old, commit = "docker.io/local/vllm-cpu" + DIGEST, "a" * 40
+    data["provenance"]["hosts"][0] |= {"image_digest": old, "model_revision": commit, "model_revision_from": "hub"}
+    path.write_text(json.dumps(data, indent=2))
+    assert main(["--root", str(root), "reproduce", "tiny-cpu-docker"]) == 0
+    out = capsys.readouterr().out
+    server = out.split("\ndocker run", 1)[1].split("\n\n", 1)[0]
+    assert old not in server and "local/vllm-cpu:0.32.0" in server and commit not in server
+    assert f"note: {path}: provenance.hosts[0].image_digest: consent: pin {old}: not pinned" in out
+    assert f"note: {path}: provenance.hosts[0].model_revision: consent: pin {commit}: not pinned" in out
+    assert f"then run with --allow 'pin {commit}')" in out
+    assert main(["--root", str(root), "reproduce", "tiny-cpu-docker", "--refresh"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {path}: nothing started: provenance.hosts[0].image_digest: consent: pin ")
+    assert "\n" not in err
+    # the owner's consent, or the recipe naming the same values itself, pins them
+    entry = load_entry(root / "tiny-cpu-docker")
+    run = measured_run(entry, None)
+    allowed = pin(run, entry.recipe.serving.image, allowed=[f"pin {old}", f"pin {commit}"])
+    assert (allowed.image, allowed.revision, allowed.unpinned) == (old, commit, [])
+    named = pin(run, "local/vllm-cpu:0.32.0" + DIGEST, revision=commit)
+    assert (named.image, named.revision, named.unpinned) == (old, commit, [])
 
 
 @pytest.mark.parametrize("flag", ["revision", "tokenizer-revision", "code_revision"])

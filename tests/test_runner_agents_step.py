@@ -122,3 +122,35 @@ def test_prefix_caching_is_read_in_either_releases_spelling():
                         ("enable-prefix-caching", False)):  # fmt: skip
         assert not agents.prefix_caching(with_flag(name, value)), name
     assert agents.prefix_caching(with_flag("enable-prefix-caching", True))
+
+
+def test_a_trickling_metrics_page_is_given_up_at_one_deadline_for_the_whole_read():
+    """The server is the recipe's: one that answers at once, then sends a byte every 0.5 s, stays within any per-read
+    timeout (urllib's was 10 s a read) and held a level for as long as it liked. One deadline covers the whole read."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n")
+            for byte in b"vllm:prefix_cache_hits_total 1\n" * 100:
+                if done.wait(0.5):
+                    break
+                try:
+                    conn.sendall(bytes([byte]))
+                except OSError:
+                    break
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    started = time.monotonic()
+    page = agents.read_metrics(f"http://127.0.0.1:{listener.getsockname()[1]}", deadline_s=1.5)
+    took = time.monotonic() - started
+    done.set()
+    assert page == "" and 1.4 < took < 2.5, (page, took)

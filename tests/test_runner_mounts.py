@@ -44,3 +44,10 @@ def test_the_runners_binds_are_the_compile_cache_and_the_profiles_hub():
         ("~/.cache/huggingface/hub", "/root/.cache/huggingface/hub"),
     )
     assert [target for _, target in runner_binds(None)] == [COMPILE_CACHE]
+
+
+def test_the_hub_is_read_only_when_the_policy_found_code_of_the_recipes_choice():
+    assert hub_read_only({}, {}, ["--tool-parser-plugin", "image ghcr.io/x/y"]) == (
+        "--tool-parser-plugin runs code the recipe chooses, which must not rewrite other models' files"
+    )
+    assert hub_read_only({}, {}, []) is None

@@ -21,7 +21,7 @@ from catalogue.models.errors import CatalogueError
 from catalogue.models.loading import RECIPE_FILE, load_entry, recipe_folders
 from catalogue.policy.check import PolicyFinding, check_recipe_file, secret_findings
 
-EVERYTHING = ("snapshots/", "catalogue/", "schemas/")
+EVERYTHING = ("snapshots/", "catalogue/", "schemas/", "platforms/", "runner/")
 """Changes under these paths can change any recipe's verdict: check them all."""
 
 
@@ -54,11 +54,17 @@ def changed_recipes(files: list[str], folders: dict[str, Path]) -> list[str]:
     return sorted(out)
 
 
+def escaped(text: str, prop: bool = False) -> str:
+    """Text as a workflow command carries it (GitHub's rules): `%`, CR and LF encoded, and in a property (`file=`)
+    `:` and `,` too, so a file name cannot end the command or start another (`a\n::stop-commands::x`)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
 def annotation(level: str, file: Path | str, message: str, line: int | None = None) -> str:
     """A GitHub Actions workflow command that marks the line of the file on the pull request."""
-    where = f"file={file}" + (f",line={line}" if line else "")
-    text = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return f"::{level} {where}::{text}"
+    where = f"file={escaped(str(file), prop=True)}" + (f",line={line}" if line else "")
+    return f"::{level} {where}::{escaped(message)}"
 
 
 def error_annotation(exc: CatalogueError) -> str:

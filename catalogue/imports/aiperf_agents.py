@@ -8,7 +8,6 @@ vLLM's /metrics were not read around an imported level, so its hit rate is not k
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from catalogue.imports.source import regular_file
 from catalogue.models import agent_trace
+from catalogue.models.bounded import MAX_IMPORT_BYTES, json_line, read_regular
 from catalogue.models.errors import CatalogueError
 from catalogue.models.workload import Workload
 from catalogue.stats import agent_levels
@@ -63,12 +63,12 @@ def _config(path: Path, data: dict[str, Any]) -> tuple[str, int, int]:
     return Path(name).name, block, sessions
 
 
-def trace_shape(path: Path, block: int) -> str:
-    """'trace file t.jsonl: 8 sessions, 32 turns, blocks of 64 tokens' from the file itself."""
+def trace_shape(path: Path, text: str, block: int) -> str:
+    """'trace file t.jsonl: 8 sessions, 32 turns, blocks of 64 tokens' from the file's text."""
     sessions: Counter[str] = Counter()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         try:
-            record = json.loads(line)
+            record = json_line(line, path, number)
         except ValueError:
             raise CatalogueError(path, f"line {number}: not JSON") from None
         if not isinstance(record, dict) or not isinstance(record.get("session_id"), str):
@@ -98,7 +98,10 @@ def read_agent_exports(folders: list[Path], exports: list[tuple[Path, dict[str, 
     if trace is None:
         raise CatalogueError(exports[0][0], f"the replayed trace {name} is not in the folders given: add it")
     regular_file(trace)
-    shape = trace_shape(trace, block)
+    raw = read_regular(trace, MAX_IMPORT_BYTES)  # as check_files reads it: within the import limit, never a link
+    if len(raw) > MAX_IMPORT_BYTES:
+        raise CatalogueError(trace, f"larger than {MAX_IMPORT_BYTES // 1024} KB: refused unread")
+    shape = trace_shape(trace, raw.decode("utf-8", "replace"), block)
     first = next(iter(agent_levels.read_turns(files[1])), None)
     workload = Workload(
         tool="AIPerf",
@@ -107,7 +110,7 @@ def read_agent_exports(folders: list[Path], exports: list[tuple[Path, dict[str, 
         input_len=first.prompt_tokens if first and first.prompt_tokens else None,
         output_len=first.output_tokens if first and first.output_tokens else None,
         trace=shape,
-        trace_sha256=agent_trace.sha256(trace.read_bytes()),
+        trace_sha256=agent_trace.sha256(raw),
     )
     ordered = sorted(levels, key=lambda lv: lv.sessions)
     if len({lv.sessions for lv in ordered}) != len(ordered):

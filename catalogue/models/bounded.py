@@ -110,6 +110,18 @@ def nesting_error(text: str, path: Path | str) -> CatalogueError | None:
     return None
 
 
+def json_line(line: str, path: Path | str, number: int) -> Any:
+    """One line of an untrusted JSON-lines file: one line naming the file and line when it nests deeper than the
+    limit (refused before parsing: Python's parser recurses), else json.loads' value (ValueError: not JSON)."""
+    too_deep = CatalogueError(path, f"nested more than {MAX_DEPTH} deep: refused unparsed", line=number)
+    if bracket_depth_exceeds(line, MAX_DEPTH):
+        raise too_deep
+    try:
+        return json.loads(line)
+    except RecursionError:  # unbalanced brackets, which the count above leaves to the parser
+        raise too_deep from None
+
+
 def _not_a_number(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 

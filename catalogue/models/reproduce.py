@@ -10,7 +10,9 @@ command text is never printed: the runner rebuilds every command from the recipe
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from catalogue.models.benchmark import BenchmarkRun, HostFacts, ImportedProvenance, MeasuredProvenance
 from catalogue.models.errors import CatalogueError
@@ -20,6 +22,8 @@ from catalogue.models.loading import Entry
 from catalogue.models.revision import is_revision
 from catalogue.models.terminal import printable
 
+PIN = "pin {value}"
+"""The consent name of a run file's digest or revision (`--allow 'pin docker.io/x/y@sha256:...'`)."""
 CONTENT_ID = re.compile(r"^sha256:[0-9a-f]{64}$")
 """A local image's content id, as `docker image inspect --format {{.Id}}` prints it."""
 
@@ -33,6 +37,10 @@ class Pin:
     revision: str | None
     """A model revision to pass as `--revision`, when the HF cache resolved one (not a local folder)."""
     notes: list[str]
+    unpinned: list[str] = field(default_factory=list)
+    """The run file's pins that do not run without the owner's consent, one line each (its field, --allow)."""
+    source: str = ""
+    """The run file the pins come from."""
 
 
 def foreign_images(run: BenchmarkRun, image: str | None) -> list[str]:
@@ -78,20 +86,38 @@ def missing_pins(run: BenchmarkRun, image: str | None) -> list[str]:
     return list(dict.fromkeys(missing))
 
 
-def pin(run: BenchmarkRun, recipe_image: str | None) -> Pin:
+def pin(
+    run: BenchmarkRun,
+    recipe_image: str | None,
+    *,
+    revision: object = None,
+    allowed: Iterable[str] = (),
+    path: Path | str | None = None,
+) -> Pin:
     """The image (the recipe's, pinned by what the run recorded of it) and model revision a reproduction runs
-    with. A run that recorded another repository's digest is not pinned at all."""
+    with. The run file is untrusted, so its registry digest (any release of the same repository: a downgrade) and its
+    model revision (any commit: a pull request's head too) are pinned only where they match the recipe (its image
+    written with that digest, its own `revision`) or the owner allows each by name (`--allow 'pin <value>'`); else
+    the recipe's tag and revision run and `unpinned` says why, one line naming the run file's field. A run that
+    recorded another repository's digest is not pinned at all."""
     prov = run.provenance
     assert isinstance(prov, MeasuredProvenance)
     hosts: list[HostFacts] = prov.hosts
-    notes = []
+    given = {" ".join(a.split()) for a in allowed}
+    where = str(path if path is not None else f"runs/{run.file_stem}.json")
+    notes, unpinned = [], []
     image = None
     if recipe_image is not None:
         trusted = not foreign_images(run, recipe_image)
         digests = {h.image_digest for h in hosts if h.image_digest} if trusted else set()
         ids = {h.image_id or prov.image_id for h in hosts} - {None} or ({prov.image_id} - {None})
         if len(digests) == 1:
-            image = digests.pop()
+            digest = digests.pop()
+            at = next(f"hosts[{i}].image_digest" for i, h in enumerate(hosts) if h.image_digest == digest)
+            image = digest if _matches(digest, recipe_image) or PIN.format(value=digest) in given else recipe_image
+            if image != digest:
+                why = f"the recipe names {recipe_image}: a digest the file records could be any release of it"
+                unpinned.append(_unpinned(at, digest, why))
         elif len(ids) == 1 and trusted:
             image = ids.pop()
             notes.append(
@@ -107,8 +133,29 @@ def pin(run: BenchmarkRun, recipe_image: str | None) -> Pin:
         and h.model_revision_from != "local folder"
         and not (h.model_revision or "").startswith("sha256:")
     }
-    revision = revisions.pop() if len(revisions) == 1 else None
-    return Pin(image, revision, notes)
+    recorded = revisions.pop() if len(revisions) == 1 else None
+    agreed = recorded is not None and (recorded == revision or PIN.format(value=recorded) in given)
+    pinned = recorded if agreed else None
+    if recorded is not None and pinned is None:
+        at = next(f"hosts[{i}].model_revision" for i, h in enumerate(hosts) if h.model_revision == recorded)
+        declared = f"--revision {revision}" if revision is not None else "no --revision"
+        why = f"the recipe has {declared}: a commit the file records could be a pull request's unreviewed files"
+        unpinned.append(_unpinned(at, recorded, why))
+    return Pin(image, pinned, notes, unpinned, where)
+
+
+def _matches(digest: str, recipe_image: str) -> bool:
+    """Whether the recipe's own image is written with this digest (`repo:tag@sha256:...`): the same image."""
+    return "@" in recipe_image and recipe_image.rsplit("@", 1)[1] == digest.rsplit("@", 1)[1]
+
+
+def _unpinned(at: str, value: str, why: str) -> str:
+    """One line: a run file's pin that runs only when the owner allows it."""
+    name = PIN.format(value=value)
+    return printable(
+        f"provenance.{at}: consent: {name}: not pinned, {why}; the recipe's own runs instead (check it, "
+        f"then run with --allow '{name}')"
+    )
 
 
 @dataclass(frozen=True)
@@ -144,7 +191,12 @@ def measured_run(entry: Entry, stamp: str | None) -> BenchmarkRun:
 
 
 def reproduction_text(
-    recipe_id: str, run: BenchmarkRun, recipe_image: str | None, steps: list[Step], differs: str | None = None
+    recipe_id: str,
+    run: BenchmarkRun,
+    recipe_image: str | None,
+    steps: list[Step],
+    differs: str | None = None,
+    the_pin: Pin | None = None,
 ) -> str:
     """What `catalogue reproduce` prints: the verdict, what is not pinned, whether the run file's own command text
     differs, then every step (rebuilt from the recipe by the runner, never the run file's text)."""
@@ -156,7 +208,8 @@ def reproduction_text(
     if foreign:
         verdict = "not reproducible: " + "; ".join(foreign)
     lines = [f"{recipe_id} run {run.stamp} (vLLM {prov.vllm_version}, measured {run.measured_on}): {verdict}"]
-    lines += [f"note: {n}" for n in pin(run, recipe_image).notes]
+    the_pin = the_pin or pin(run, recipe_image)
+    lines += [f"note: {n}" for n in the_pin.notes] + [f"note: {the_pin.source}: {n}" for n in the_pin.unpinned]
     bench = [step.argv for step in steps if step.argv and "bench" in step.argv]
     lines += [f"note: {n}" for n in client_notes(run, bench)]
     lines += [differs] if differs else []

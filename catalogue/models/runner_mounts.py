@@ -5,7 +5,7 @@ part, read-only where hub_read_only says so) and the run policy judges the paths
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from catalogue.policy.flag_classes import resolve
@@ -42,15 +42,18 @@ def runner_binds(hf_cache: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def hub_read_only(flags: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+def hub_read_only(flags: Mapping[str, Any], env: Mapping[str, str], runs_code: Sequence[str] = ()) -> str | None:
     """Why the runner mounts the hub read-only for these `vllm serve` flags and container variables; None when it
-    mounts it read-write (a model download fills it). Read-only when the server may run the model repository's own
-    code (`--trust-remote-code`, under any spelling vLLM's parser reads as it): that code must not rewrite other
-    models' files in the owner's cache. Read-only too when the recipe runs offline (HF_HUB_OFFLINE): nothing is
-    downloaded, so nothing needs writing."""
+    mounts it read-write (a model download fills it). Read-only when the server may run code the owner did not
+    choose: the model repository's (`--trust-remote-code`, under any spelling vLLM's parser reads as it), or the
+    recipe's (`runs_code`: the names of the run policy's findings that load code, catalogue.policy.check.code_options:
+    a plugin, a module path, an image off the trust list); that code must not rewrite other models' files in the
+    owner's cache. Read-only too when the recipe runs offline (HF_HUB_OFFLINE): nothing is downloaded."""
     for name, value in flags.items():
         if resolve(name).name == "trust-remote-code" and value not in (False, None, "false", "False", "0"):
             return "--trust-remote-code runs the model repository's code, which must not rewrite other models' files"
+    if runs_code:
+        return f"{runs_code[0]} runs code the recipe chooses, which must not rewrite other models' files"
     if str(env.get("HF_HUB_OFFLINE", "")).strip().upper() in OFFLINE_WORDS:
         return "HF_HUB_OFFLINE: the server downloads nothing"
     return None

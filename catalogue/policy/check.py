@@ -305,6 +305,14 @@ def check_serving(
     )
 
 
+def code_options(serving: Any, platform: Any = None, owner_images: Iterable[str] = ()) -> list[str]:
+    """The names of the findings that let code of the recipe's choice run in its container (PolicyFinding.runs_code:
+    a loads-code or unclassed flag or JSON key such as compilation-config's backend, a loads-code variable, an image
+    off the trust list, the platform's and the owner's): the runner mounts the HF cache's hub read-only for them."""
+    found = check_serving(serving, source="", platform=platform, owner_images=owner_images)
+    return [f.option for f in found if f.runs_code]
+
+
 def unused_consent(findings: list[PolicyFinding], consent: Iterable[Declared]) -> list[str]:
     """Declared consent names that no finding needs."""
     needed = {f.option for f in findings if f.cls == "consent"}

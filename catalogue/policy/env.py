@@ -14,11 +14,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from catalogue.models.runner_mounts import runner_binds
 from catalogue.models.yaml_files import parse_yaml
 from catalogue.policy import rules
 from catalogue.policy.finding import PolicyFinding, consent, never
 from catalogue.policy.mounts import PolicyContext, host_path, mount_verdict, through_binds
 from catalogue.policy.secret_scan import mask, value_is_secret
+from catalogue.policy.written_paths import Landing, judge_written
 
 FieldOf = Callable[[str], tuple]
 ENV_FILE = Path(__file__).with_name("env.yaml")
@@ -73,7 +75,8 @@ def check_env(
             out.append(never(key, why, rules.SECRET_BASIS, field, rules.SECRET_HOW.format(name=key)))
         elif cls is not None:
             rule = table["consent"][cls]
-            out.append(consent(key, rule["why"], rule["basis"], declared or {}, field))
+            code = cls in ("loads-code", "home")
+            out.append(consent(key, rule["why"], rule["basis"], declared or {}, field, runs_code=code))
         elif kind is None:
             unlisted = table["unlisted"]
             out.append(consent(key, unlisted["why"], unlisted["basis"], declared or {}, field))
@@ -101,10 +104,14 @@ def check_env_paths(
     rule = env_table()["paths"]
     out: list[PolicyFinding] = []
     for key, value in env.items():
+        field = field_of(key) if field_of else ("serving", "env", key)
+        written = _into_runner_binds(key, value, context, field) if binds is not None else []
+        if written:
+            out += written
+            continue
         if (type_of(key) != "path" and key not in rule["also"]) or not fits("path", value):
             continue  # not a path variable, or not a path: check_env's verdict
         path, where = posixpath.normpath(value), ""
-        field = field_of(key) if field_of else ("serving", "env", key)
         cache = _in_hf_cache(key, path, context) if binds is not None else None
         if cache is not None:
             out.append(
@@ -130,6 +137,20 @@ def check_env_paths(
         else:
             out.append(consent(shown, why, rule["basis"], declared or {}, field))
     return out
+
+
+def _into_runner_binds(key: str, value: str, context: PolicyContext | None, field: tuple) -> list[PolicyFinding]:
+    """Never for any variable (a path type or one the policy does not know: TRITON_CACHE_DIR, XDG_CACHE_HOME) whose
+    value, read as a path in the container (each `:`-separated part; `..`, `//`, `~` and a relative path from `/`
+    resolved), lands in a bind the runner adds itself: judged as a path vLLM writes (catalogue.policy.written_paths),
+    since what lands there other runs load. The HF cache's own variables at the cache itself are the runner's."""
+    target = context.hf_cache_target if context else None
+    exact = env_table()["paths"]["exact"]
+    if target and key in exact and posixpath.normpath(value) == posixpath.normpath(target + exact[key]):
+        return []
+    own = Landing(context.runner_binds if context else runner_binds(None))
+    parts = [] if "://" in value else [p for p in value.split(":") if p.strip()]
+    return judge_written(key, parts, own, {}, field)
 
 
 def _in_hf_cache(key: str, path: str, context: PolicyContext | None) -> str | None:

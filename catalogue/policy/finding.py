@@ -38,6 +38,9 @@ class PolicyFinding:
     lineno: int | None = None
     reason: str | None = None
     """For a consent: the reason the recipe declares; None when it declares none."""
+    runs_code: bool = False
+    """It lets code of the recipe's choice run in the container (a plugin, a module path, an untrusted image, the
+    model repository's code): the runner then mounts the HF cache's hub read-only (runner_mounts.hub_read_only)."""
 
     @property
     def is_error(self) -> bool:
@@ -58,13 +61,15 @@ class PolicyFinding:
         return f"{printable(self.where)}: {self.line()}" if self.where else self.line()
 
 
-def consent(name: str, why: str, basis: str, declared: Mapping[str, str], field: tuple) -> PolicyFinding:
+def consent(
+    name: str, why: str, basis: str, declared: Mapping[str, str], field: tuple, runs_code: bool = False
+) -> PolicyFinding:
     """A consent-class finding, declared when the recipe gives a reason for `name`."""
     reason = declared.get(name)
     how = rules.CONSENT_HOW.format(name=name)
     if reason is not None:
         how = f"declared: {reason}; the owner runs it with --allow '{name}'"
-    return PolicyFinding("consent", name, why, how, basis, field=field, reason=reason)
+    return PolicyFinding("consent", name, why, how, basis, field=field, reason=reason, runs_code=runs_code)
 
 
 def never(name: str, why: str, basis: str, field: tuple, how: str = rules.NEVER_HOW) -> PolicyFinding:

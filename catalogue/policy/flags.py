@@ -181,8 +181,8 @@ def _judge(cls: str | None, shown: str, flag: str, value: Any, reach: Reach, fie
         given = _values(value) if not isinstance(value, dict) else [str(value)] if value else []
         if not given or given == [""]:
             return []
-        return [consent(shown, _text(cls), rules.FLAGS_BASIS, declared, field)]
-    return [consent(shown, _text("unclassed"), rules.FLAGS_BASIS, declared, field)]
+        return [consent(shown, _text(cls), rules.FLAGS_BASIS, declared, field, runs_code=cls == "loads-code")]
+    return [consent(shown, _text("unclassed"), rules.FLAGS_BASIS, declared, field, runs_code=True)]  # free text
 
 
 def _config(flag: str, value: Any, table: Mapping[str, Any], reach: Reach, field: tuple) -> list[PolicyFinding]:

@@ -66,4 +66,4 @@ def check_image(
     given = dict(declared)
     if name not in given and image_source:
         given[name] = f"{IMAGE_HOW_SOURCE}: {image_source}"
-    return [consent(name, why, IMAGE_BASIS, given, ("serving", "image"))]
+    return [consent(name, why, IMAGE_BASIS, given, ("serving", "image"), runs_code=True)]

@@ -172,8 +172,9 @@ def mount_verdict(source: str, context: PolicyContext | None = None) -> tuple[st
     parts = [p for p in path.split("/") if p]
     if is_relative(path) and not [p for p in parts if p not in (".", "..")]:
         return "never", rules.MOUNT_NEVER_WHY["relative"]
-    if is_relative(path):
-        return "consent", rules.MOUNT_RELATIVE_WHY
+    if is_relative(path):  # docker (>= 23) resolves it against the folder the runner runs in: judged there
+        resolved = mount_verdict(from_cwd(path), context)
+        return resolved if resolved is None or resolved[0] == "never" else ("consent", rules.MOUNT_RELATIVE_WHY)
     if path in rules.NEVER_EXACT:
         return "never", rules.MOUNT_NEVER_WHY["exact"].format(path=path)
     if re.fullmatch(r"/home/[^/]+|~", path):
@@ -198,6 +199,21 @@ def mount_verdict(source: str, context: PolicyContext | None = None) -> tuple[st
     return "consent", rules.MOUNT_CONSENT_WHY
 
 
+def from_cwd(path: str) -> str:
+    """A relative host path as docker's CLI (23 and later) makes it: joined to the working folder, in host_path's form
+    (`~/...` inside the home folder)."""
+    full = posixpath.normpath(posixpath.join(os.getcwd(), path))
+    home = os.path.expanduser("~").rstrip("/")
+    return host_path("~" + full[len(home) :] if home and (full == home or full.startswith(home + "/")) else full)
+
+
+def owner_hf_tokens() -> tuple[str, ...]:
+    """The token files of the owner's own Hugging Face cache when $HF_HOME names it (as the runner's plan mounts it),
+    in host_path's form; the default cache's are in paths.CREDENTIAL_HOME_PATHS."""
+    home = os.environ.get("HF_HOME", "").strip()
+    return tuple(f"{host_path(home).rstrip('/')}/{name}" for name in rules.HF_TOKEN_FILES) if home else ()
+
+
 def held_credential(path: str) -> str | None:
     """The first credentials path (paths.CREDENTIAL_HOME_PATHS in any home folder, CREDENTIAL_SYSTEM_PATHS) that a
     mount of the folder `path` (host_path's form) would expose: `path` is an ancestor of it; else None."""
@@ -207,7 +223,7 @@ def held_credential(path: str) -> str | None:
         for held in rules.CREDENTIAL_HOME_PATHS:
             if inside == "" or held.startswith(inside + "/"):
                 return f"{home.group(1)}/{held}"
-    for held in rules.CREDENTIAL_SYSTEM_PATHS:
+    for held in (*rules.CREDENTIAL_SYSTEM_PATHS, *owner_hf_tokens()):
         if held.startswith(path.rstrip("/") + "/"):
             return held
     return None

@@ -60,20 +60,40 @@ CREDENTIAL_PARTS = (
     ".git-credentials",
     ".pypirc",
     ".password-store",
+    ".ngc",
+    ".kaggle",
+    ".mozilla",
+    ".thunderbird",
+    ".codex",
+    ".claude",
+    ".claude.json",
+    ".npmrc",
+    ".vault-token",
+    ".terraform.d",
+    ".gemini",
 )
-"""Folders and files that hold credentials, at any depth: never mounted."""
+"""Folders and files that hold credentials, at any depth: never mounted (ssh, gpg, cloud and registry CLIs, NGC's
+and Kaggle's API keys, browser and mail profiles, AI coding agents' logins, npm and Vault tokens)."""
 CREDENTIAL_PATHS = (
     (".config", "gcloud"),
     (".config", "gh"),
     (".config", "hub"),
     (".config", "containers"),
     (".config", "doctl"),
+    (".config", "rclone"),
+    (".config", "google-chrome"),
+    (".config", "chromium"),
+    (".config", "BraveSoftware"),
+    (".config", "op"),
     (".local", "share", "keyrings"),
     ("huggingface", "token"),
     ("huggingface", "stored_tokens"),
 )
-"""Runs of folder names that hold a developer CLI's credentials (gcloud, GitHub's gh and hub, podman's auth, ...),
-or the Hugging Face cache's token files, wherever they appear in a path: never mounted."""
+"""Runs of folder names that hold a developer CLI's credentials (gcloud, GitHub's gh and hub, podman's auth, rclone's
+remotes, 1Password's op, ...), a browser's profiles (cookies, saved passwords) or the Hugging Face cache's token
+files, wherever they appear in a path: never mounted."""
+HF_TOKEN_FILES = ("token", "stored_tokens")
+"""The files of a Hugging Face cache folder (HF_HOME) that hold its tokens."""
 CREDENTIAL_FILES = ("token", "stored_tokens", ".env", "credentials", "id_rsa", "id_ed25519", ".bash_history")
 """File names that hold credentials (the Hugging Face cache's `token`, ssh keys, dotenv files): never mounted."""
 

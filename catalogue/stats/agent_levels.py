@@ -14,13 +14,13 @@ one after it.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catalogue.models.bounded import MAX_IMPORT_BYTES, json_line, read_bounded
 from catalogue.models.latency import Stats
 from catalogue.stats import request_samples as rs
 from catalogue.stats.agents import AgentLevel
@@ -46,11 +46,13 @@ class Turn:
 
 
 def read_turns(path: Path) -> list[Turn]:
-    """Every turn of AIPerf's per-request export that parses, in send order."""
+    """Every turn of AIPerf's per-request export that parses, in send order. The file may be an import's (untrusted):
+    a regular file within the import limit, each line refused past the nesting limit before it is parsed."""
     out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    text = read_bounded(path, MAX_IMPORT_BYTES, regular=True)
+    for number, line in enumerate(text.splitlines(), 1):
         try:
-            record = json.loads(line)
+            record = json_line(line, path, number)
         except ValueError:
             continue
         turn = _turn(record) if isinstance(record, dict) else None

@@ -96,6 +96,12 @@ def is_loopback(address: str) -> bool:
 LOCAL = Host("local", None, "127.0.0.1")
 
 
+def trusted_everywhere(hosts: list[Host]) -> list[str]:
+    """The image publishers the owner trusts on every one of `hosts` (hosts file `trusted_images`)."""
+    lists = [set(host.trusted_images) for host in hosts]
+    return sorted(set.intersection(*lists)) if lists else []
+
+
 class HostEntry(BaseModel):
     """One machine in the hosts file."""
 

@@ -29,7 +29,6 @@ import shutil
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from catalogue.models import agent_trace
@@ -45,6 +44,7 @@ from catalogue.stats.agents import AgentLevel, AgentRun, AgentsSetting
 from runner.measuring.quality import served_model
 from runner.measuring.tool_command import interpreter, key_launcher, run_to_end, tool_command
 from runner.recording.record import provenance, write_run
+from runner.scripts.driver import METRICS_DEADLINE_S, read_page
 from runner.state import Boot
 
 LEVEL_TIMEOUT_S = 1800
@@ -114,13 +114,10 @@ def level_seed(trace: AgentTrace, sessions: int, probe: int | None) -> int:
     return trace.seed * 100_000 + (probe or 0) * 1_000 + sessions
 
 
-def read_metrics(endpoint: str) -> str:
-    """The server's /metrics page ('' when it does not answer: the level then has no hit rate)."""
-    try:
-        with urllib.request.urlopen(f"{endpoint}/metrics", timeout=10) as response:
-            return response.read(8_000_000).decode(errors="replace")
-    except OSError:
-        return ""
+def read_metrics(endpoint: str, deadline_s: float = METRICS_DEADLINE_S) -> str:
+    """The server's /metrics page ('' when it does not answer, or not whole within one deadline for the whole read:
+    the level then has no hit rate). The sweep's reader (runner.scripts.driver.read_page): the server is untrusted."""
+    return read_page(f"{endpoint}/metrics", deadline_s) or ""
 
 
 def replay(r: Boot, env: dict[str, str], argv: list[str], log: Path) -> None:

@@ -17,10 +17,11 @@ from catalogue.models.platform import ProfilePart
 from catalogue.models.recipe import ClusterTopology, Recipe
 from catalogue.models.runner_mounts import COMPILE_CACHE_HOST, hub_read_only
 from catalogue.models.topology import Layout, RouterLaunch, ServerLaunch, layout, runs_serve_itself
+from catalogue.policy.check import code_options
 from catalogue.policy.docker_options import option_name, option_value, split_options
 from runner.hosts.containers import CACHE_MOUNT, LABEL_RECIPE, LABEL_RUN, own_options
 from runner.hosts.docker_view import OwnMount
-from runner.hosts.hosts import LOCAL, Host
+from runner.hosts.hosts import LOCAL, Host, trusted_everywhere
 from runner.hosts.placement import client_mounts_and_env, link_interfaces, spread_hosts
 from runner.planning.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.planning.jobs import level_jobs
@@ -91,7 +92,9 @@ def make_plan(
     missing: list[str] = []
     if multi_node:
         hosts, missing = link_interfaces(hosts)
-    read_only = hub_read_only(flags, recipe.serving.env) if docker and platform and platform.hf_cache else None
+    hub = docker and platform is not None and platform.hf_cache is not None
+    code = code_options(recipe.serving, platform, trusted_everywhere(hosts)) if hub else []
+    read_only = hub_read_only(flags, recipe.serving.env, code) if hub else None
     try:
         lay = layout(recipe, [h.node for h in hosts], flags, platform, read_only_hub=read_only is not None)
     except ValueError as exc:

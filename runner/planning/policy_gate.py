@@ -27,6 +27,7 @@ from catalogue.policy.check import (
     missing_allows,
 )
 from catalogue.policy.rules import FLAGS_BASIS
+from runner.hosts.hosts import trusted_everywhere
 from runner.planning.inspect_gate import Verdicts, normal_allow
 from runner.planning.plan import Plan
 
@@ -42,8 +43,7 @@ def owner_folders(plan: Plan) -> list[str]:
 
 def owner_images(plan: Plan) -> list[str]:
     """The image publishers the owner trusts on every host of the run (hosts file `trusted_images`)."""
-    lists = [set(host.trusted_images) for host in plan.hosts]
-    return sorted(set.intersection(*lists)) if lists else []
+    return trusted_everywhere(plan.hosts)
 
 
 def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from catalogue.models.benchmark import BenchmarkRun, Figures, MeasuredProvenance
-from catalogue.models.loading import Entry
+from catalogue.models.loading import RUNS_DIR, Entry
 from catalogue.models.reproduce import Pin, Step, pin
 from catalogue.models.topology import LITELLM_VERSION
 from runner.hosts.containers import CACHE_MOUNT
@@ -56,6 +56,18 @@ def run_ports(run: BenchmarkRun) -> tuple[int | None, int | None]:
         urls = [after(argv, "--base-url") for argv in prov.bench_commands]
         router = next((recorded_port(u.rsplit(":", 1)[-1]) for u in urls if u and ":" in u), None)
     return port, router
+
+
+def run_pin(entry: Entry, run: BenchmarkRun, allowed: list[str]) -> Pin:
+    """What the run file pins of the recipe (catalogue.models.reproduce.pin): its digest and revision only where they
+    match the recipe or the owner allows them (`--allow 'pin ...'`)."""
+    return pin(
+        run,
+        entry.recipe.serving.image,
+        revision=entry.recipe.serving.flags.get("revision"),
+        allowed=allowed,
+        path=entry.folder / RUNS_DIR / f"{run.file_stem}.json",
+    )
 
 
 def with_pin(entry: Entry, the_pin: Pin) -> Entry:
@@ -235,9 +247,10 @@ def reproduction(
     client: str | None = None,
     port: int | None = None,
     router_port: int | None = None,
+    allowed: list[str] | None = None,
 ) -> tuple[list[Step], list[str]]:
-    """The rebuilt steps, and where the run file's own text differs from them."""
-    pinned_entry = with_pin(entry, pin(run, entry.recipe.serving.image))
+    """The rebuilt steps, and where the run file's own text differs from them (`allowed`: the owner's --allow)."""
+    pinned_entry = with_pin(entry, run_pin(entry, run, allowed or []))
     pinned, unpinned = (
         rebuilt_plan(e, run, hosts, local=local, client=client, port=port, router_port=router_port)
         for e in (pinned_entry, entry)

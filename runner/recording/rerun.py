@@ -8,13 +8,14 @@ import datetime as dt
 import shutil
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from catalogue.models import texts
 from catalogue.models.benchmark import BenchmarkRun, LevelResult, MeasuredProvenance, RateLevel
 from catalogue.models.errors import CatalogueError
 from catalogue.models.launch import sweep_workload
 from catalogue.models.loading import RUNS_DIR, Entry
-from catalogue.models.reproduce import foreign_images, pin
+from catalogue.models.reproduce import foreign_images
 from catalogue.models.slo import probe_name, rate_name
 from catalogue.stats.run_differences import flag_items
 from runner.hosts.containers import image_id
@@ -22,24 +23,28 @@ from runner.hosts.hosts import Host
 from runner.planning.jobs import Job, rate_job
 from runner.planning.plan import Plan
 from runner.recording import left_here
-from runner.recording.reproduction import run_ports, with_pin
+from runner.recording.reproduction import run_pin, run_ports, with_pin
 
 
 def reproducing(
-    entry: Entry, run: BenchmarkRun, port: int | None, router_port: int | None, head: Host
+    entry: Entry, run: BenchmarkRun, port: int | None, router_port: int | None, head: Host, allowed: list[str]
 ) -> tuple[Entry, int | None, int | None]:
     """The recipe pinned as the run ran it (image digest or id, model revision) and the run's own ports.
 
     The image is the recipe's: a run whose file names another repository (or a digest or id that is none) is
-    refused. A locally built image has no digest, only an id on the machine that built it: where the recipe's
-    image on the head host has another id, it was rebuilt from its recipe, and its tag runs (said so)."""
+    refused, and so is a digest or revision of the file's that the recipe does not name and the owner has not
+    allowed (`allowed`: --allow 'pin ...'). A locally built image has no digest, only an id on the machine that
+    built it: where the recipe's image on the head host has another id, it was rebuilt from its recipe, and its
+    tag runs (said so)."""
     serving = entry.recipe.serving
     foreign = foreign_images(run, serving.image)
     if foreign:
         raise CatalogueError(
             entry.folder / "runs" / f"{run.stamp}.json", f"not reproducible, nothing started: {'; '.join(foreign)}"
         )
-    the_pin = pin(run, serving.image)
+    the_pin = run_pin(entry, run, allowed)
+    if the_pin.unpinned:
+        raise CatalogueError(Path(the_pin.source), "nothing started: " + "; ".join(the_pin.unpinned))
     local_id = bool(the_pin.image and the_pin.image.startswith("sha256:"))
     if local_id and serving.image and shutil.which("docker"):
         current = image_id(head, serving.image)

@@ -122,14 +122,14 @@ def metrics_lines(url: str | None, deadline_s: float = METRICS_DEADLINE_S) -> st
     when the page is not read whole within `deadline_s`."""
     if not url:
         return None
-    text = _read_page(url, deadline_s)
+    text = read_page(url, deadline_s)
     if text is None:
         return None
     kept = (line for line in text.splitlines() if line.startswith(KEPT))
     return "".join(line + "\n" for line in kept)
 
 
-def _read_page(url: str, deadline_s: float) -> str | None:
+def read_page(url: str, deadline_s: float) -> str | None:
     """GET an http:// page within one deadline: each socket read may wait only for the time that is left."""
     import http.client
     import urllib.parse
