@@ -89,18 +89,11 @@ def slow_levels(folder: Path) -> None:
     (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-@needs_vllm
-@pytest.mark.server
-def test_refresh_end_to_end_with_a_real_server(tiny, monkeypatch):
-    root, folder = tiny
-    set_fake_credentials(monkeypatch)  # the owner's shell holds twenty credentials; the recipe takes none
-    seen: dict[str, dict[str, str]] = {}
-    probing(monkeypatch, seen, stop=False)
-    data = yaml.safe_load((folder / "recipe.yaml").read_text())
-    data["sweep"]["min_level_s"] = 1.5  # most machines run the tiny model's levels in less: those run again, longer
-    (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-    port = free_port()
-    assert main(["--root", str(root), "refresh", *TINY, "--port", str(port)]) == 0
+def check_end_to_end(folder: Path, port: int, seen: dict[str, dict[str, str]], earlier_events: str = "") -> None:
+    """A finished refresh of the example, as the client, the probes and the page say it: every figure as vLLM's
+    client wrote it, no credential in any process, the passport, the quality checks, the sampler and the Arena.
+    `earlier_events`: the client's events of a first boot whose levels the resumed run kept (a boot starts the
+    client's event log anew)."""
     # the server the runner started holds the recipe's variable (the probe reads); its engine processes retitle
     # themselves (setproctitle reuses the memory /proc/<pid>/environ shows), so they are read for leaks only
     server = [env for where, env in seen.items() if "vllm serve" in where]
@@ -129,7 +122,8 @@ def test_refresh_end_to_end_with_a_real_server(tiny, monkeypatch):
     # Each level lasted at least 1.5 s. One that lasted less with its planned prompts ran again with more, and its
     # note says how often and with how many; one that lasted long enough ran once, as planned, and says nothing more.
     # Which levels ran again depends on the machine's speed; what the run says of each does not.
-    events = [json.loads(line) for line in (folder / "runs" / run.stamp / "events.jsonl").read_text().splitlines()]
+    text = earlier_events + (folder / "runs" / run.stamp / "events.jsonl").read_text()
+    events = [json.loads(line) for line in text.splitlines()]
     attempts = {e["name"]: e for e in events if e["kind"] == "level"}
     for level in run.levels:
         name, planned = f"c{level.concurrency}", prompts_for(entry.recipe, level.concurrency)
@@ -173,7 +167,8 @@ def test_refresh_end_to_end_with_a_real_server(tiny, monkeypatch):
         check_arena(entry, run, render_recipe(entry).markdown())
         assert ours_alive(str(port)) == [] and ours_alive(str(folder)) == [] and sessions_left(folder) == {}
         return
-    assert samples == '{"gpu": "no GPU"}\n'
+    boots = 2 if earlier_events else 1  # the sampler's log runs on across a resume: "no GPU" once for each boot
+    assert samples == '{"gpu": "no GPU"}\n' * boots
     for level in run.levels:
         # the client timed every CPU hashing at once just before and after the level (the machine's state)
         assert level.calibration_ms is not None and len(level.calibration_ms) == 2, level
@@ -269,9 +264,16 @@ def check_arena(entry, run, page: str) -> None:
 
 @needs_vllm
 @pytest.mark.server
-def test_server_killed_mid_sweep_then_resume(tiny):
+def test_server_killed_mid_sweep_then_resumed_end_to_end(tiny, monkeypatch):
+    """The server is killed after c1: the run file keeps c1 and nothing is left running. `--resume` then measures
+    c2 and c4 on a second boot, runs the quality checks and the Arena, and the finished run is checked end to end
+    (one test: a first boot of its own for the end-to-end checks cost CI's serial phase about a minute)."""
     root, folder = tiny
     slow_levels(folder)
+    data = yaml.safe_load((folder / "recipe.yaml").read_text())
+    data["sweep"]["min_level_s"] = 1.5  # most machines run the tiny model's levels in less: those run again, longer
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    set_fake_credentials(monkeypatch)  # the owner's shell holds twenty credentials; the recipe takes none
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -310,10 +312,13 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     assert not run.complete and "server on host local exited with code" in run.incomplete_reason
     assert [lv.concurrency for lv in run.levels] == [1]
     first = (folder / "runs" / run.stamp / "c1.json").stat().st_mtime_ns
+    first_events = events.read_text()
     assert ours_alive(str(port)) == []
     sessions = (folder / "runs" / run.stamp / "sessions.txt").read_text().splitlines()
     assert len(sessions) == 4 and sessions_left(folder) == {}  # snapshot, client, server, sampler: every one ended
 
+    seen: dict[str, dict[str, str]] = {}
+    probing(monkeypatch, seen, stop=False)  # the second boot's processes, read while they run
     assert main(["--root", str(root), "refresh", *TINY, "--port", str(port), "--resume"]) == 0
     runs = [r for r in load_entry(folder).runs if not r.workload.profile]  # the Arena's run files come after it
     assert len(runs) == 1 and runs[0].complete and [lv.concurrency for lv in runs[0].levels] == [1, 2, 4]
@@ -321,6 +326,7 @@ def test_server_killed_mid_sweep_then_resume(tiny):
     jobs = json.loads((folder / "runs" / run.stamp / "jobs.json").read_text())
     assert [job["name"] for job in jobs] == ["c2", "c4"]
     assert ours_alive(str(port)) == [] and sessions_left(folder) == {}
+    check_end_to_end(folder, port, seen, first_events)
 
 
 def _is_server(pid: str, port: int) -> bool:
