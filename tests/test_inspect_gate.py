@@ -16,7 +16,8 @@ from catalogue.commands.cli import main
 from catalogue.models.platform import load_platform
 from catalogue.models.recipe import Recipe
 from catalogue.policy.check import check_serving, context_for
-from runner.hosts.docker_view import read_view
+from runner.hosts.containers import CACHE_MOUNT, own_options
+from runner.hosts.docker_view import OwnMount, read_view
 from runner.hosts.hosts import LOCAL
 from runner.planning.inspect_gate import Container, Refused, Verdicts, baseline, create_all, inspect, judge
 from tests.docker_support import free_port
@@ -263,3 +264,30 @@ def test_an_allowed_launch_passes_and_starts_attached(engine):
     assert starts["server"][:3] == ["docker", "start", "-a"]
     done = subprocess.run(starts["server"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
+
+
+def test_the_runners_cache_variables_pass_by_their_exact_values_and_no_other_lands_in_its_cache(engine, tmp_path):
+    """Beside its compile-cache mount the runner sets VLLM_CACHE_ROOT and TORCHINDUCTOR_CACHE_DIR itself: docker's
+    view of them passes, by their exact values. A variable of the recipe's into the same mount is a written path
+    into a folder of the owner's that later runs load from: never."""
+    labels = {"catalogue.recipe": "gate-test", "catalogue.run": "cache"}
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    owned = own_options([], name="catalogue-gate-cache", labels=labels, cache_dir=str(cache)).options
+    mounts = [OwnMount(str(cache), CACHE_MOUNT)]
+
+    def server(*extra: str) -> Container:
+        return Container("server", LOCAL, ["docker", "run", *extra, *owned, IMAGE, "true"], {}, labels, mounts)
+
+    before = all_containers()
+    starts = create_all([server()], {"server": IMAGE}, Verdicts({}, []))
+    done = subprocess.run(starts["server"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    subprocess.run(["docker", "rm", "-f", "catalogue-gate-cache"], capture_output=True)
+    with pytest.raises(Refused) as refused:
+        create_all([server("-e", f"TRITON_CACHE_DIR={CACHE_MOUNT}/triton")], {"server": IMAGE}, Verdicts({}, []))
+    lines = str(refused.value).splitlines()
+    [line] = [x for x in lines if x.startswith("server container (docker inspect): never: TRITON_CACHE_DIR ")]
+    assert "a folder of the owner's that the runner itself mounts at /catalogue-cache" in line, line
+    assert not any("VLLM_CACHE_ROOT" in x or "TORCHINDUCTOR_CACHE_DIR" in x for x in lines), lines
+    assert all_containers() == before

@@ -18,6 +18,8 @@ RUNNER_OPTIONS = ("--security-opt", "no-new-privileges", "--log-driver", LOG_DRI
 """On every container the runner creates: no privilege gain through setuid, and the log where the runner keeps it."""
 CACHE_MOUNT = COMPILE_CACHE
 """Where a server container sees its host's compile-cache folder (catalogue.models.runner_mounts)."""
+CACHE_ENV = {"VLLM_CACHE_ROOT": f"{CACHE_MOUNT}/vllm", "TORCHINDUCTOR_CACHE_DIR": f"{CACHE_MOUNT}/inductor"}
+"""The variables the runner sets beside its compile-cache mount: the inspect gate knows them by these exact values."""
 
 
 @dataclass(frozen=True)
@@ -56,14 +58,7 @@ def own_options(options: list[str], *, name: str, labels: dict[str, str], cache_
         owned += ["--network", "host"]
         changes.append("added --network host: nodes and the client reach each other by host address")
     if cache_dir:
-        owned += [
-            "-v",
-            f"{cache_dir}:{CACHE_MOUNT}",
-            "-e",
-            f"VLLM_CACHE_ROOT={CACHE_MOUNT}/vllm",
-            "-e",
-            f"TORCHINDUCTOR_CACHE_DIR={CACHE_MOUNT}/inductor",
-        ]
+        owned += ["-v", f"{cache_dir}:{CACHE_MOUNT}", *(w for k, v in CACHE_ENV.items() for w in ("-e", f"{k}={v}"))]
     # After the recipe's: docker keeps the last of a repeated setting, so the runner's name and labels win.
     return OwnedOptions([*kept, *owned], changes)
 

@@ -26,6 +26,7 @@ from catalogue.policy.docker_options import docker_options
 from catalogue.policy.mounts import Mount, folds_into_hf_cache
 from catalogue.policy.written_paths import Landing
 from runner.hosts.child_env import child_env
+from runner.hosts.containers import CACHE_ENV, CACHE_MOUNT
 from runner.hosts.docker_view import LOG_DRIVER, DockerView, OwnMount, beyond, read_view
 from runner.hosts.hosts import Host
 from runner.planning.served_flags import judge_command
@@ -134,7 +135,10 @@ def judge(container: Container, view: DockerView, base: DockerView, verdicts: Ve
             continue
         options += group
     found = check_options(options, verdicts.declared, verdicts.context)
-    passed = {**{name: os.environ.get(name) for name in container.by_name}, **container.env}
+    # The runner's own variables: what it passes by name, and its cache variables beside its own cache mount, each
+    # recognised only where docker holds exactly the value the runner wrote.
+    own = CACHE_ENV if any(m.target == CACHE_MOUNT for m in container.own_mounts) else {}
+    passed = {**{name: os.environ.get(name) for name in container.by_name}, **container.env, **own}
     env = {k: v for k, v in extra.env.items() if k not in passed or passed[k] != v}
     found += check_env(env, declared=verdicts.declared)
     binds = [(s, t) for _, s, t in extra.mounts if not folds_into_hf_cache(Mount(s, t), verdicts.context)]
