@@ -7,8 +7,9 @@ from pathlib import Path
 
 import jinja2
 import pytest
+from markupsafe import Markup
 
-from catalogue.site.templating import CompiledOnDisk, compile_settings
+from catalogue.site.templating import CompiledOnDisk, compile_settings, environment
 
 TEMPLATE = "{% if x %}\n  yes {{ x }}\n{% endif %}\nend\n"
 
@@ -71,3 +72,25 @@ def test_a_filter_that_takes_the_context_changes_the_key():
     before = compile_settings(env)
     env.filters["f"] = jinja2.pass_context(lambda context, value: value)
     assert compile_settings(env) != before
+
+
+MACRO = (
+    '{% macro h3(id, text) %}<h3 id="{{ id }}">{{ text }}<a class="headerlink" href="#{{ id }}">¶</a></h3>'
+    "{% endmacro %}"
+    "{{ h3(anchor, text) }}"
+)
+"""The Jinja macro the heading functions replaced."""
+
+
+@pytest.mark.parametrize(
+    ("anchor", "text"),
+    [
+        ("why", "Why this recipe exists"),
+        ('a"<b>', "x & y 'z'"),
+        ("workload-1", Markup("<em>kept</em> & as is")),
+        (3, 4),
+    ],
+)
+def test_a_heading_is_what_the_macro_wrote(anchor, text):
+    macro = jinja2.Environment(autoescape=True).from_string(MACRO).render(anchor=anchor, text=text)
+    assert environment().from_string("{{ h3(anchor, text) }}").render(anchor=anchor, text=text) == macro
