@@ -159,8 +159,7 @@ class CatalogueHooks:
         assert adapter is not None, "on_files runs first"
         if self.shell:
             adapter.ThemeShells(env).install()
-        if self.serving:
-            env.bytecode_cache = adapter.THEME_BYTECODE  # the theme compiles once per process, not once per rebuild
+        env.bytecode_cache = adapter.theme_bytecode(env, self.serving)  # the theme compiled once, not once per build
         return env
 
     def page_markdown(self, markdown: str, page: MkDocsPage) -> str:
@@ -206,6 +205,11 @@ class CatalogueHooks:
         gc.unfreeze()
         if self.preview is not None:
             self.preview.forget()
+
+    def shutdown(self) -> None:
+        """The MkDocs command ends, and the process with it: what is still alive is frozen out of the collector's
+        sight, so the interpreter's last collection does not walk it (0.15 s of a 1,000-recipe build)."""
+        gc.freeze()
 
 
 HOOKS = CatalogueHooks()
@@ -267,3 +271,7 @@ def on_post_build(config: MkDocsConfig) -> None:
 
 def on_build_error(error: Exception) -> None:
     HOOKS.build_error()
+
+
+def on_shutdown() -> None:
+    HOOKS.shutdown()

@@ -6,6 +6,7 @@ The run policy classifies what `walk_options` finds; platform profiles merge by 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from functools import lru_cache
 
 from catalogue.policy.docker_run import DockerRunOptions
@@ -20,8 +21,16 @@ def docker_options() -> DockerRunOptions:
     return DockerRunOptions.committed()
 
 
-def walk_options(options: list[str]) -> list[tuple[int, str, str | None]]:
-    """(index of the first word, long option name, value) for each option; an unknown word gives name '?'."""
+def walk_options(options: Sequence[str]) -> list[tuple[int, str, str | None]]:
+    """(index of the first word, long option name, value) for each option; an unknown word gives name '?'.
+
+    Kept per list of words: the policy, the profile merge and a page's launch blocks walk the same options and the
+    same single options again and again (about 80 walks of some 15 lists a recipe)."""
+    return list(_walk(tuple(options)))
+
+
+@lru_cache(maxsize=4096)
+def _walk(options: tuple[str, ...]) -> tuple[tuple[int, str, str | None], ...]:
     known = docker_options()
     out: list[tuple[int, str, str | None]] = []
     i = 0
@@ -55,7 +64,7 @@ def walk_options(options: list[str]) -> list[tuple[int, str, str | None]]:
                 out.append((start, long, None))
         else:
             out.append((start, "?" + word, None))
-    return out
+    return tuple(out)
 
 
 def split_options(words: list[str]) -> list[list[str]]:

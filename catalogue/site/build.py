@@ -312,7 +312,9 @@ def generate(
             rebuilds.index_rows(publishable) if rebuilds else {p.entry.id: p.row for p in publishable if p.row},
             rebuilds.shared if rebuilds else None,
         )
-        pages = split_map(lambda batch: [job() for job in batch], jobs) + [b.page() for b in broken]
+        # in this process: a fork now, with the batch loaded, copies every memory page either side touches; halving the
+        # jobs' 0.25 s of work that way took 0.4-0.6 s at 1,000 recipes
+        pages = [job() for job in jobs] + [b.page() for b in broken]
         by_path = {page.path: page for page in pages}
         if rebuilds:
             compared = compared_ids(comparison_groups([p.entry for p in publishable]))

@@ -38,6 +38,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from catalogue.site.page import Page
+from catalogue.site.templating import compiled_on_disk
 
 SLOT = '<div class="rc-slot" data-rc-slot="{}"></div>'
 SLOT_RE = re.compile(r'<div class="rc-slot" data-rc-slot="(\d+)"></div>')
@@ -172,6 +173,12 @@ class MemoryBytecodeCache(jinja2.BytecodeCache):
 
 
 THEME_BYTECODE = MemoryBytecodeCache()
+
+
+def theme_bytecode(env: jinja2.Environment, serving: bool) -> jinja2.BytecodeCache | None:
+    """Where the theme's compiled templates are kept: in this process under `mkdocs serve` (compiled once, not once
+    per rebuild), on disk for a build (templating.compiled_on_disk: compiled once, not once per build)."""
+    return THEME_BYTECODE if serving else compiled_on_disk(env)
 
 
 def page_files(config: MkDocsConfig, paths: Iterable[str]) -> list[File]:
