@@ -19,11 +19,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from catalogue.models.benchmark import HostFacts
+from catalogue.models.errors import CatalogueError
 from catalogue.models.image_refs import digest_of, repository
 from catalogue.models.revision import is_revision
 from runner.hosts.child_env import child_env, for_argv
 from runner.hosts.containers import RUNNER_OPTIONS
 from runner.hosts.hosts import Host
+from runner.hosts.raw_files import reply_version
 from runner.planning.plan import Plan
 
 FACTS = Path(__file__).resolve().parents[1] / "scripts" / "facts.py"
@@ -253,8 +255,8 @@ def who_answers(base_url: str) -> str:
     """What the server there says it is: vLLM's /version, else 'not a vLLM server'."""
     try:
         with urllib.request.urlopen(f"{base_url}/version", timeout=3) as response:
-            return f"a server reporting version {json.loads(response.read()).get('version', '?')}"
-    except (OSError, ValueError):
+            return f"a server reporting version {reply_version(response, base_url) or '?'}"
+    except (OSError, ValueError, CatalogueError):
         return "something that is not a vLLM server"
 
 

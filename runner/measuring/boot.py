@@ -11,10 +11,12 @@ import time
 import urllib.request
 
 from catalogue.models.atomic import write_text
+from catalogue.models.errors import CatalogueError
 from runner.hosts import cpu_placement
 from runner.hosts import server as srv
 from runner.hosts.containers import LABEL_RECIPE, LABEL_RUN
 from runner.hosts.hosts import LOCAL
+from runner.hosts.raw_files import reply_version
 from runner.measuring.sweep import ClientFailed
 from runner.planning.helper_containers import prepare_caches, prepare_snapshot
 from runner.planning.inspect_gate import Container, Verdicts, create_all
@@ -27,8 +29,8 @@ def server_version(base_url: str) -> str:
     """The version the running server reports on /version."""
     try:
         with urllib.request.urlopen(f"{base_url}/version", timeout=5) as response:
-            return str(json.loads(response.read()).get("version", "unknown"))
-    except (OSError, ValueError):
+            return reply_version(response, base_url) or "unknown"
+    except (OSError, ValueError, CatalogueError):
         return "unknown"
 
 
