@@ -13,11 +13,11 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from catalogue.models.atomic import write_text
-from catalogue.models.bounded import MAX_IMPORT_BYTES, load_json, read_bounded
+from catalogue.models.bounded import MAX_IMPORT_BYTES, load_json, read_bounded, read_regular
 from catalogue.models.errors import CatalogueError
 
 MAX_REPLY_BYTES = 1 << 20
@@ -57,11 +57,43 @@ def read_json(path: Path, limit: int = MAX_IMPORT_BYTES) -> Any:
 
 def keep_json(made: Path, kept: Path, limit: int = MAX_IMPORT_BYTES) -> Any:
     """A JSON report a tool wrote in the runner's own scratch folder (`made`), read within the limits, then written
-    into the raw folder as `kept` by temp file and rename (a link planted under its name is replaced)."""
+    into the raw folder as `kept` (keep_file)."""
     text = read_bounded(made, limit, regular=True)
     value = load_json(text, kept)
-    write_text(kept, text)
+    keep_file(made, kept, limit)
     return value
+
+
+def raw_folder(path: Path) -> Path:
+    """A folder inside the raw folder, made when missing; a link or a file under its name is one line."""
+    try:
+        path.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise CatalogueError(path, f"cannot make the folder: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(path.lstat().st_mode):
+        raise CatalogueError(path, "not a folder (a link?): the runner never writes through a link")
+    return path
+
+
+def keep_file(made: Path, kept: Path, limit: int = MAX_IMPORT_BYTES) -> None:
+    """Copy a file a tool made in the runner's own scratch folder into the raw folder: read as a regular file within
+    `limit`, written to a fresh temp file beside `kept` (O_EXCL) and renamed over it, so a link planted under its
+    name is replaced, never written through; `kept`'s folder must be no link."""
+    data = read_regular(made, limit)
+    if len(data) > limit:
+        raise CatalogueError(made, f"larger than {limit // 1024} KB: not kept")
+    folder = kept.parent
+    if not stat.S_ISDIR(folder.lstat().st_mode):
+        raise CatalogueError(folder, "not a folder (a link?): the runner never writes through a link")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{kept.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, kept)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def read_lines(path: Path, limit: int = MAX_EVENTS_BYTES) -> tuple[list[Any], bool]:
@@ -71,7 +103,10 @@ def read_lines(path: Path, limit: int = MAX_EVENTS_BYTES) -> tuple[list[Any], bo
     lines = text.split("\n")
     values = []
     for number, line in enumerate(lines[:-1], 1):
-        value = load_json(line, path, syntax=f"line {number} is not JSON")
+        try:
+            value = load_json(line, path, syntax="not JSON")
+        except CatalogueError as exc:  # its line is the file's, not the one-line text's
+            raise CatalogueError(path, exc.message, line=number) from None
         if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
             raise CatalogueError(path, "not an event (a JSON object with a `kind`)", line=number)
         values.append(value)

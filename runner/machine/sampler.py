@@ -22,12 +22,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
+from catalogue.models.errors import CatalogueError
 from catalogue.stats.sampling import HostSeries, Reading
 from runner.hosts import server as srv
 from runner.hosts.child_env import for_argv
 from runner.hosts.containers import LABEL_RECIPE, RUNNER_OPTIONS
 from runner.hosts.hosts import Host
+from runner.hosts.raw_files import open_append
 from runner.machine.passport import csv_rows, gpu_states
 from runner.planning.plan import Plan
 from runner.scripts.passport_probe import GPU_FIELDS
@@ -105,37 +108,47 @@ def aligned(sampler: Sampler) -> HostSeries:
     return HostSeries(series.host, series.gpu, [Reading(r.t + shift, r.gpus) for r in series.readings])
 
 
-def _read(sampler: Sampler) -> None:
+def _read(sampler: Sampler, raw: IO[bytes]) -> None:
     """The sampler's output, line by line, into its raw file and its series (a thread per host)."""
     process = sampler.process
     assert process is not None and process.stdout is not None
-    with open(sampler.raw_path, "a", encoding="utf-8") as raw:
+    with raw:
         for line in iter(process.stdout.readline, ""):
             if take_line(sampler, line, time.time()):  # the raw file stays JSON Lines (check-changes reads it)
-                raw.write(line)
+                raw.write(line.encode())
                 raw.flush()
 
 
 def start(plan: Plan, host: Host) -> Sampler:
-    """Start one host's sampler, in its own session (recorded in sessions.txt like every process of a run)."""
+    """Start one host's sampler, in its own session (recorded in sessions.txt like every process of a run); its
+    raw file and sessions.txt are opened by runner.hosts.raw_files (never through a link a container planted)."""
     sampler = Sampler(host, plan.raw_dir / raw_name(host), HostSeries(host.name, "not read yet"))
-    with open(plan.raw_dir / srv.SESSIONS_FILE, "a", encoding="utf-8") as sessions:
-        try:
-            argv = sampler_argv(plan, host)
-            sampler.process = subprocess.Popen(
-                argv,
-                env=for_argv(argv),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                text=True,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            sampler.series.gpu = f"the sampler did not start: {exc.strerror}"
-            return sampler
-        sessions.write(f"{sampler.process.pid} {sampler.raw_path.name}\n")
-    sampler.thread = threading.Thread(target=_read, args=(sampler,), daemon=True)
+    try:
+        raw = open_append(sampler.raw_path)
+    except CatalogueError as exc:
+        sampler.series.gpu = f"the sampler did not start: {exc}"
+        return sampler
+    try:
+        argv = sampler_argv(plan, host)
+        sampler.process = subprocess.Popen(
+            argv,
+            env=for_argv(argv),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+        srv.record_session(plan.raw_dir, sampler.process.pid, sampler.raw_path.name)
+    except (OSError, CatalogueError) as exc:
+        raw.close()
+        if sampler.process is not None:
+            srv.stop_group(sampler.process, grace_s=2)
+            sampler.process = None
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        sampler.series.gpu = f"the sampler did not start: {why}"
+        return sampler
+    sampler.thread = threading.Thread(target=_read, args=(sampler, raw), daemon=True)
     sampler.thread.start()
     return sampler
 
