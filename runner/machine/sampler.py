@@ -14,7 +14,6 @@ and the client's windows (this machine's clock) line up.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from catalogue.models.bounded import json_value
 from catalogue.models.errors import CatalogueError
 from catalogue.stats.sampling import HostSeries, Reading
 from runner.hosts import server as srv
@@ -75,11 +75,12 @@ def sampler_argv(plan: Plan, host: Host) -> list[str]:
 def take_line(sampler: Sampler, line: str, arrived: float) -> bool:
     """One line of the sampler's output into its host's series: the 'no GPU' line, a reading, or a failed query.
     False for a line that is not the sampler's (docker's own error, an image's banner): kept apart, never a reading."""
-    try:
-        data = json.loads(line)
+    try:  # the sampler runs in the recipe's image: its line is parsed within the size and nesting limits
+        data = json_value(line, 1 << 20)
     except ValueError:
         data = None
-    if not isinstance(data, dict) or not ("gpu" in data or "t" in data):
+    t = data.get("t") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not ("gpu" in data or isinstance(t, int | float)):
         if line.strip():
             sampler.other = [*sampler.other[-4:], line.strip()[:300]]
         return False
@@ -91,7 +92,7 @@ def take_line(sampler: Sampler, line: str, arrived: float) -> bool:
             sampler.series.gpu = f"nvidia-smi failed: {data.get('stderr') or data.get('stdout')}".strip()[:200]
         return True
     gpus = gpu_states(csv_rows(str(data.get("stdout") or ""), GPU_FIELDS.split(",")))
-    t = float(data["t"])
+    t = float(t or 0.0)  # a number: checked above
     sampler.offsets.append(arrived - t)
     sampler.series.readings.append(Reading(t, gpus))
     sampler.names |= {g.name or "?" for g in gpus}
