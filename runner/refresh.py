@@ -200,7 +200,7 @@ def execute(
             sep="\n",
             file=sys.stderr,
         )
-    except (srv.ServerFailed, ClientFailed) as exc:
+    except (srv.ServerFailed, ClientFailed, CatalogueError) as exc:  # a bad file in the raw folder too
         reason = str(exc).splitlines()[0]
         print(f"\nrefresh failed: {exc}", file=sys.stderr)
     except KeyboardInterrupt:

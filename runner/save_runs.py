@@ -4,15 +4,16 @@ other kind's (`<stamp>-<kind>.json`) its closed-loop levels, under a workload of
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TypeVar
 
 from catalogue.models.benchmark import BenchmarkRun, LevelResult, RateLevel
+from catalogue.models.errors import CatalogueError
 from catalogue.models.launch import sweep_workload
 from catalogue.models.loading import Entry
 from catalogue.models.texts import TextKind
 from catalogue.stats.sampling import level_machine
+from runner.hosts.raw_files import read_json
 from runner.measuring import capacity_search
 from runner.measuring.state_gate import with_passports
 from runner.planning.plan import Plan
@@ -41,9 +42,9 @@ def mean_prompt_tokens(raw_dir: Path, names: list[str]) -> int | None:
     tokens = requests = 0
     for name in names:
         try:
-            raw = json.loads((raw_dir / f"{name}.json").read_text())
+            raw = read_json(raw_dir / f"{name}.json")  # regular, no link, within the limits
             tokens, requests = tokens + int(raw["total_input_tokens"]), requests + int(raw["completed"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, CatalogueError):
             continue
     return round(tokens / requests) if requests else None
 

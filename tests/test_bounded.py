@@ -20,6 +20,7 @@ from catalogue.models.bounded import (
     MAX_YAML_NODES,
     bracket_depth_exceeds,
     check_yaml,
+    json_value,
     load_json,
     read_bounded,
 )
@@ -277,3 +278,15 @@ def test_a_long_whole_number_in_a_run_file_or_a_sparkrun_file_is_one_line(recipe
     code = main(["--root", str(root), "new", "drafted", "--from-sparkrun", str(source)])
     err = capsys.readouterr().err.strip()
     assert code == 1 and len(err.splitlines()) == 1 and f"{source}:7: a whole number of 5000 digits" in err, err
+
+
+def test_json_inside_a_string_is_refused_past_the_depth_and_size_limits():
+    # A flag's value carries JSON of its own: its nesting is not the document's, and json.loads recurses.
+    assert json_value("[" * MAX_DEPTH + "]" * MAX_DEPTH) is not None
+    for text, limit, why in [
+        ("[" * 1100 + "]" * 1100, 8192, f"nested more than {MAX_DEPTH} deep"),
+        ("[" * 5000, 8192, f"nested more than {MAX_DEPTH} deep"),  # unbalanced: the count leaves it to the parser
+        ('"' + "x" * 2000 + '"', 1024, "longer than 1 KB"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            json_value(text, limit=limit)

@@ -231,6 +231,23 @@ def test_added_run_and_raw_files_are_read_one_line_each(tmp_path):
     assert HF not in done.stdout + done.stderr
 
 
+def test_a_changed_recipe_that_is_a_link_is_refused_unread(tmp_path):
+    # A recipe.yaml linked to /proc/self/environ or ~/.aws/credentials was read by the secret scan before the
+    # loader refused the link: the credential's name and first characters were printed (and annotated on the PR).
+    work = clone_with_change(tmp_path, {})
+    secrets = tmp_path / "credentials"
+    secrets.write_text("AWS_SECRET_ACCESS_KEY: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    recipe = work / "recipes" / "gptoss-120b" / "recipe.yaml"
+    recipe.unlink()
+    recipe.symlink_to(secrets)
+    done = check(work)
+    assert done.returncode == 1, done.stdout + done.stderr
+    shown = done.stdout + done.stderr + (work / "summary.md").read_text()
+    assert "wJa" not in shown and "AWS_SECRET" not in shown, shown
+    refusal = "recipes/gptoss-120b/recipe.yaml: a symbolic link: only regular files are read, never a link"
+    assert f"error: {refusal}" in done.stdout.splitlines(), done.stdout
+
+
 def test_a_hosts_file_anywhere_in_the_change_is_refused(tmp_path):
     work = clone_with_change(tmp_path, {})
     engine = "hosts:\n  spark1: {docker: 'tcp://203.0.113.9:2375'}\n"

@@ -23,6 +23,7 @@ def checker(repo):
         (["m", "--kv-cache-dtype", "fp9"], "invalid choice: 'fp9'"),
         (["m", "--compilation-config", '{"cudagraph_capture_sizez": [1]}'], "cudagraph_capture_sizez: unknown key"),
         (["m", "--compilation-config", "{not json"], "invalid JSON"),
+        (["m", "--compilation-config", "[" * 1100 + "]" * 1100], "invalid JSON: nested more than 64 deep"),
         (["m", "--max-num-seqs"], "expected one argument"),
     ],
 )

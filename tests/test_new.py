@@ -170,6 +170,10 @@ BAD = {
         "vllm serve m/x --compilation-config '{cudagraph'\n",
         "<file>:1: --compilation-config: not valid JSON",
     ),
+    "deep-json": (  # Python's parser recurses: 1,100 brackets were a RecursionError traceback
+        "vllm serve m/x --compilation-config '" + "[" * 1100 + "]" * 1100 + "'\n",
+        "<file>:1: --compilation-config: not valid JSON (nested more than 64 deep: refused unparsed)",
+    ),
     "wrapper-script": (
         "docker run --gpus all vllm/vllm-openai:v0.11.0 /bin/bash /scripts/start.sh m/x --port 8000\n",
         "<file>:1: the container runs the script /scripts/start.sh, which the paste does not show",

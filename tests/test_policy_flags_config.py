@@ -124,3 +124,11 @@ def test_a_config_key_that_writes_a_path_is_judged_where_it_lands():
     assert judged({"compilation-config": {"cache_dir": "/srv/cache"}}) == []  # the container's own folder
     (host,) = judged({"compilation-config": {"cache_dir": "/srv/cache"}}, image=None)
     assert (host.cls, host.option) == ("never", "--compilation-config cache_dir /srv/cache")
+
+
+def test_a_config_nested_past_the_limit_is_never_and_unparsed():
+    # 1,100 brackets inside the string were a RecursionError traceback from validate and refresh --dry-run.
+    found = judged({"compilation-config": "[" * 1100 + "]" * 1100})
+    assert [(f.cls, f.option, f.why) for f in found] == [
+        ("never", "--compilation-config", "its JSON is nested more than 64 deep: refused unparsed")
+    ]

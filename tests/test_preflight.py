@@ -177,3 +177,17 @@ def test_a_host_that_stops_answering_during_cleanup_still_leaves_the_run_file(en
     # Both hosts are this machine's engine: the local clean-up removed every container of the run.
     assert labelled_containers("catalogue.recipe=tiny-cpu-cluster") == []
     assert live_sessions(folder / "runs" / run.stamp / "sessions.txt") == {}
+
+
+def test_the_facts_an_image_prints_are_read_within_the_limits_and_only_as_text():
+    # facts.py runs as the image's python3: its last line was json.loads'd, so deep JSON was a RecursionError and a
+    # list a .get() AttributeError, each a traceback from preflight.
+    from runner.machine.preflight import printed_facts
+
+    assert printed_facts('banner\n{"cpu": "x86", "gpu": 5, "interfaces": ["eth0"]}\n') == {
+        "cpu": "x86",
+        "interfaces": ["eth0"],
+    }
+    for stdout in ["[" * 3000 + "]" * 3000, '["cpu"]', "", "{not json"]:
+        assert printed_facts(stdout) is None, stdout
+    assert printed_facts('{"cpu": 1e999, "vllm_version": {"a": 1}}') == {}  # a value not text is left out

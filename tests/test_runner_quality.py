@@ -97,6 +97,64 @@ def test_accuracy_against_a_server_that_answers_every_item(monkeypatch):
     assert rq.accuracy("http://127.0.0.1:9", "k", "tiny").error.startswith("URLError")
 
 
+def replying(body: bytes) -> http.server.ThreadingHTTPServer:
+    """A stand-in completions endpoint that answers every request with `body`."""
+
+    class Reply(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Reply)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_reply_of_another_shape_size_or_depth_is_the_checks_error(monkeypatch):
+    # {"choices": 5} was a TypeError that refresh re-raised as a traceback; deep JSON a RecursionError.
+    cases = {
+        b'{"choices": 5}': "a reply without `choices[0].text` as a string",
+        b'{"choices": [{"text": 7}]}': "a reply without `choices[0].text` as a string",
+        b"[" * 5000 + b"]" * 5000: "nested more than 64 deep: refused unparsed",
+        b'{"choices": [{"text": "' + b"x" * (2 << 20) + b'"}]}': "a reply larger than 1024 KB: refused unread",
+    }
+    for body, why in cases.items():
+        server = replying(body)
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        try:
+            check = rq.accuracy(url, "k", "tiny")
+        finally:
+            server.shutdown()
+        assert check.score is None and check.error == f"CatalogueError: {url}/v1/completions: {why}", check.error
+
+
+def test_tool_calling_never_writes_through_a_link_in_the_raw_folder(tmp_path, monkeypatch):
+    # The benchmark client's container can write the raw folder: it may plant the report's or the log's name.
+    monkeypatch.setenv("CATALOGUE_TOOL_EVAL", fake_tool(tmp_path, writes(REAL_REPORT) + "print('tool output')"))
+    victim = tmp_path / "authorized_keys"
+    victim.write_text("ssh-ed25519 owner\n")
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "tool-eval.json").symlink_to(victim)
+    check = rq.tool_calling("http://127.0.0.1:9", "sk-secret", "tiny", raw, "stamp")
+    assert check.score == 0.0, check.error
+    assert victim.read_text() == "ssh-ed25519 owner\n" and not (raw / "tool-eval.json").is_symlink()
+    (raw / "tool-eval.log").unlink()
+    (raw / "tool-eval.log").symlink_to(victim)
+    check = rq.tool_calling("http://127.0.0.1:9", "sk-secret", "tiny", raw, "stamp")
+    assert (
+        check.score is None
+        and check.error == f"{raw / 'tool-eval.log'}: a symbolic link: the runner never writes through a link"
+    )
+    assert victim.read_text() == "ssh-ed25519 owner\n"
+
+
 def test_a_recipe_that_turns_the_checks_off_records_its_reason(tmp_path):
     recipe = SimpleNamespace(
         sweep=SimpleNamespace(quality=q.QualitySetting(enabled=False, reason="an embedding model")),

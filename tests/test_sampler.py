@@ -166,6 +166,15 @@ def test_a_failed_query_and_a_foreign_line_are_not_readings(tmp_path):
     assert machine.not_measured == "host local: no GPU reading (nvidia-smi failed: NVML: Driver Not Loaded)"
 
 
+def test_a_line_too_deep_or_with_a_time_that_is_no_number_is_kept_apart(tmp_path):
+    # The sampler runs in the recipe's image: 3,000 brackets were a RecursionError, "t": "x" a ValueError, each
+    # ending the reading thread with a traceback.
+    sampler = Sampler(LOCAL, tmp_path / "x.jsonl", HostSeries("local", "not read yet"))
+    for line in ["[" * 3000 + "]" * 3000, json.dumps({"t": "x", "code": 0, "stdout": ""})]:
+        assert not take_line(sampler, line, 1.0)
+    assert sampler.series.readings == [] and len(sampler.other) == 2
+
+
 def test_another_hosts_clock_is_aligned_by_the_smallest_arrival_delay(tmp_path):
     remote = Host("spark2", "ssh://spark2", "10.0.0.2")
     sampler = Sampler(remote, tmp_path / "x.jsonl", HostSeries("spark2", "not read yet"))

@@ -6,6 +6,9 @@ import subprocess
 import sys
 import time
 
+import psutil
+import pytest
+
 from runner.hosts import server as srv
 
 
@@ -69,3 +72,22 @@ def test_a_secret_a_process_prints_is_masked_before_its_log_is_written(tmp_path)
     while "ready" not in log.read_text() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert log.read_text() == "non-default args: api_key=[redacted] key=[redacted]\nready\n"
+
+
+def test_a_log_or_sessions_file_planted_as_a_link_is_never_written_through(tmp_path):
+    # The client's container writes the raw folder: it planted /raw/server.log -> ~/.ssh/authorized_keys, and the
+    # server's output (from the same image) was appended to the owner's file.
+    victim = tmp_path / "authorized_keys"
+    victim.write_text("ssh-ed25519 owner\n")
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "server.log").symlink_to(victim)
+    with pytest.raises(srv.ServerFailed, match=r"server\.log: a symbolic link: the runner never writes through a link"):
+        srv.start(["sh", "-c", "echo ssh-ed25519 attacker"], {}, raw / "server.log")
+    assert not (raw / "sessions.txt").exists()  # nothing started
+    (raw / "sessions.txt").symlink_to(victim)
+    with pytest.raises(srv.ServerFailed, match=r"sessions\.txt: a symbolic link") as failed:
+        srv.start(["sleep", "300"], {}, raw / "client.log")
+    assert str(failed.value).startswith("sleep stopped: ") and victim.read_text() == "ssh-ed25519 owner\n"
+    left = [p for p in psutil.Process().children(recursive=True) if p.cmdline() == ["sleep", "300"]]
+    assert left == []  # the process it had started is ended, not left running

@@ -63,3 +63,48 @@ def test_a_raw_result_nested_too_deep_or_past_a_bound_fails_its_level_in_one_lin
     (plan.raw_dir / "c1.json").write_text(json.dumps(raw))
     sweep._take(event)
     assert sweep.progress.levels["c1"].completed == raw["completed"]
+
+
+@pytest.mark.parametrize(
+    ("plant", "why"),
+    [
+        ("not json", "events.jsonl:2: not JSON: Expecting value"),  # was an uncaught JSONDecodeError
+        ('{"kind": "level", "name": 5}', "events.jsonl: a level event without its fields"),  # was a TypeError
+        ("/dev/zero", "events.jsonl: a symbolic link"),  # was read_text() of an endless file
+        ("fifo", "events.jsonl: not a regular file"),  # was a hang
+    ],
+)
+def test_events_the_client_container_planted_fail_the_sweep_in_one_line(plant, why, tmp_path, repo):
+    import os
+    import shutil
+    import subprocess
+
+    from catalogue.models.loading import load_entry
+    from runner.measuring import boot
+    from runner.measuring.sweep import ClientFailed, Sweep
+    from runner.planning.plan import make_plan
+    from runner.state import Progress, Running
+
+    root = tmp_path / "examples"
+    shutil.copytree(repo / "examples" / "tiny-cpu", root / "tiny-cpu", ignore=shutil.ignore_patterns("runs"))
+    plan = make_plan(load_entry(root / "tiny-cpu"), local=True, stamp="20261127T000000Z")
+    plan.raw_dir.mkdir(parents=True)
+    events = plan.raw_dir / "events.jsonl"
+    if plant == "/dev/zero":
+        events.symlink_to(plant)
+    elif plant == "fifo":
+        os.mkfifo(events)
+    else:
+        events.write_text(f'{{"kind": "ready"}}\n{plant}\n')
+    client = subprocess.Popen(["sleep", "30"])
+    try:
+        running = Running(plan, client=client)
+        sweep = Sweep(plan, running, Progress(), None)  # type: ignore[arg-type]  # no bar: fails before a level
+        with pytest.raises(ClientFailed, match=why):
+            sweep._until([], wait_exit=True)
+        if "level event" not in why:  # the ready wait reads the same file the same way
+            with pytest.raises(ClientFailed, match=why):
+                boot.wait_client(plan, client, timeout_s=5)
+    finally:
+        client.kill()
+        client.wait()

@@ -17,6 +17,7 @@ from catalogue.commands.changed_runs import change_errors
 from catalogue.flags.drift import drift_row, release_checkers
 from catalogue.flags.select import validate_entries
 from catalogue.flags.snapshot import SNAPSHOT_DIR
+from catalogue.models.bounded import MAX_YAML_BYTES, read_bounded
 from catalogue.models.errors import CatalogueError
 from catalogue.models.loading import RECIPE_FILE, load_entry, recipe_folders
 from catalogue.policy.check import PolicyFinding, check_recipe_file, secret_findings
@@ -87,6 +88,15 @@ def policy_annotation(finding: PolicyFinding, published: bool = False) -> str:
     return annotation(policy_level(finding, published), finding.source, finding.line(), finding.lineno)
 
 
+def _recipe_text(path: Path) -> str:
+    """A changed recipe's text for the secret scan: a regular file read without following a link (its folder no
+    link either) and within the size limit; a link to /proc/self/environ was read and its credentials' prefixes
+    printed."""
+    if path.parent.is_symlink():
+        raise CatalogueError(path.parent, "a symbolic link: a recipe folder is never a link")
+    return read_bounded(path, MAX_YAML_BYTES, regular=True)
+
+
 def run_check_changes(roots: list[Path], base: str) -> int:
     """Check the changed recipes; report each finding once, as a line and (on Actions) an annotation."""
     on_actions = os.environ.get("GITHUB_ACTIONS") == "true"
@@ -108,7 +118,14 @@ def run_check_changes(roots: list[Path], base: str) -> int:
             print(error_annotation(problem))
     for recipe_id in ids:
         path = folders[recipe_id] / RECIPE_FILE
-        secrets = secret_findings(path, path.read_text(encoding="utf-8")) if path.is_file() else []
+        try:
+            secrets = secret_findings(path, _recipe_text(path)) if path.exists() or path.is_symlink() else []
+        except CatalogueError as exc:  # a link, FIFO or huge file: refused unread, before any secret scan
+            errors += 1
+            lines.append(f"error: {exc}")
+            if on_actions:
+                print(error_annotation(exc))
+            continue
         for secret in secrets:
             errors += 1
             lines.append(str(secret))

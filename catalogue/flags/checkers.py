@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 from catalogue.flags.snapshot import FlagSnapshot, OptionSpec
+from catalogue.models.bounded import JsonTooDeep, json_value
 
 HUMAN_INT = re.compile(r"^\d+(\.\d+)?[kKmMgGtT]?$")
 
@@ -68,7 +69,9 @@ class _RaisingArgumentParser(RaiseOnError, argparse.ArgumentParser):
 def _json_type(keys: list[str] | None) -> Callable[[str], Any]:
     def parse(text: str) -> Any:
         try:
-            value = json.loads(text)
+            value = json_value(text)
+        except JsonTooDeep as exc:
+            raise argparse.ArgumentTypeError(f"invalid JSON: {exc}") from None
         except json.JSONDecodeError as exc:
             raise argparse.ArgumentTypeError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
         if keys is not None and isinstance(value, dict):

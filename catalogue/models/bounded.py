@@ -122,6 +122,24 @@ def json_line(line: str, path: Path | str, number: int) -> Any:
         raise too_deep from None
 
 
+class JsonTooDeep(ValueError):
+    """JSON text nested deeper than MAX_DEPTH (a ValueError, so callers that treat bad JSON as a refusal hold)."""
+
+
+def json_value(text: str, limit: int = MAX_YAML_BYTES) -> Any:
+    """JSON carried inside a string (a flag's value, a pasted config): json.loads' value when the text is at most
+    `limit` bytes and nests at most MAX_DEPTH deep; else JsonTooDeep (a ValueError) saying which limit, the text
+    unparsed (Python's parser recurses: a few KB of brackets is a RecursionError)."""
+    if len(text) > limit:
+        raise JsonTooDeep(f"longer than {limit // 1024} KB: refused unparsed")
+    if bracket_depth_exceeds(text, MAX_DEPTH):
+        raise JsonTooDeep(f"nested more than {MAX_DEPTH} deep: refused unparsed")
+    try:
+        return json.loads(text)
+    except RecursionError:  # unbalanced brackets, which the count above leaves to the parser
+        raise JsonTooDeep(f"nested more than {MAX_DEPTH} deep: refused unparsed") from None
+
+
 def _not_a_number(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 

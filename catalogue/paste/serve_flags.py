@@ -10,6 +10,7 @@ from typing import Any
 from catalogue.flags.checkers import is_switch, value_kind
 from catalogue.flags.snapshot import FlagSnapshot, OptionSpec
 from catalogue.flags.validate import suggest
+from catalogue.models.bounded import JsonTooDeep, json_value
 from catalogue.models.errors import CatalogueError
 
 
@@ -53,9 +54,10 @@ def _typed(spec: OptionSpec | None, text: str, flag: str, label: str, line: int)
     kind = value_kind(spec) if spec is not None else "guess"
     if kind == "json":
         try:
-            value = json.loads(text)
-        except ValueError as exc:  # JSONDecodeError, or a whole number past Python's 4,300 digits
-            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "a whole number too long to read"
+            value = json_value(text)
+        except ValueError as exc:  # JSONDecodeError, too deep, or a whole number past Python's 4,300 digits
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) if isinstance(exc, JsonTooDeep) else ""
+            why = why or "a whole number too long to read"
             raise CatalogueError(label, f"--{flag}: not valid JSON ({why})", line=line) from None
         return text if isinstance(value, list) else value  # a recipe's list is several words, not one JSON array
     if kind in ("int", "float", "guess") or (kind == "human_int" and text.isdigit()):

@@ -6,12 +6,12 @@ and the page's notes (remote code, open to the network, a mutable image tag)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from catalogue.models.bounded import JsonTooDeep, json_value
 from catalogue.models.revision import REVISION_FLAGS, REVISION_RULE, is_revision
 from catalogue.policy import flag_classes as classes
 from catalogue.policy import rules
@@ -189,7 +189,9 @@ def _config(flag: str, value: Any, table: Mapping[str, Any], reach: Reach, field
     """A JSON config flag: each key by its class (nested tables for nested keys); a key with no class is consent."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = json_value(value)
+        except JsonTooDeep as exc:
+            return [never(f"--{flag}", f"its JSON is {exc}", rules.FLAGS_BASIS, field)]
         except ValueError:
             return [consent(f"--{flag}", _text("not-json"), rules.FLAGS_BASIS, reach.declared, field)]
     if _is_data_value(value):

@@ -4,11 +4,11 @@ published figures came without any acceptance figure (not known)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from catalogue.models import texts
 from catalogue.models.benchmark import BenchmarkRun
+from catalogue.models.bounded import json_value
 from catalogue.models.recipe import Recipe
 from catalogue.models.texts import TextKind
 
@@ -37,7 +37,7 @@ def config(recipe: Recipe) -> dict | None:
     if isinstance(value, dict):
         return value
     try:
-        found = json.loads(str(value))
+        found = json_value(str(value))
     except ValueError:
         return {}
     return found if isinstance(found, dict) else {}

@@ -14,10 +14,13 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 import psutil
 
+from catalogue.models.errors import CatalogueError
 from runner.hosts.child_env import for_argv
+from runner.hosts.raw_files import open_append, read_tail
 
 
 class ServerFailed(Exception):
@@ -44,32 +47,49 @@ def start(
 
     With `redact`, its output reaches the log through a filter that masks those values: a secret the process
     prints (vLLM logs its non-default arguments at start-up) is never written. Its environment is
-    runner.hosts.child_env's: `env`, the variables named in `by_name`, and nothing else of the owner's shell."""
+    runner.hosts.child_env's: `env`, the variables named in `by_name`, and nothing else of the owner's shell.
+    The log and sessions.txt are opened by runner.hosts.raw_files (a container may write the folder): a link or
+    other non-regular file under either name is ServerFailed naming it, and nothing is left running."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     secrets = [s.encode() for s in redact if s]
     try:
-        with open(log_path, "ab") as log:
-            process = subprocess.Popen(
-                [executable(argv[0]), *argv[1:]],
-                stdout=subprocess.PIPE if secrets else log,
-                stderr=subprocess.STDOUT,
-                stdin=stdin,
-                env=for_argv(argv, env, by_name),
-                start_new_session=True,
-            )
+        log = open_append(log_path)
+    except CatalogueError as exc:
+        raise ServerFailed(f"cannot start {argv[0]}: {exc}") from None
+    try:
+        process = subprocess.Popen(
+            [executable(argv[0]), *argv[1:]],
+            stdout=subprocess.PIPE if secrets else log,
+            stderr=subprocess.STDOUT,
+            stdin=stdin,
+            env=for_argv(argv, env, by_name),
+            start_new_session=True,
+        )
     except OSError as exc:
+        log.close()
         raise ServerFailed(f"cannot start {argv[0]}: {exc.strerror}") from None
     if secrets:
-        threading.Thread(target=_copy_redacted, args=(process, log_path, secrets), daemon=True).start()
-    with open(log_path.parent / SESSIONS_FILE, "a", encoding="utf-8") as sessions:
-        sessions.write(f"{process.pid} {log_path.name}\n")
+        threading.Thread(target=_copy_redacted, args=(process, log, secrets), daemon=True).start()
+    else:
+        log.close()
+    try:
+        record_session(log_path.parent, process.pid, log_path.name)
+    except CatalogueError as exc:
+        stop_group(process, grace_s=2)
+        raise ServerFailed(f"{argv[0]} stopped: {exc}") from None
     return process
 
 
-def _copy_redacted(process: subprocess.Popen, log_path: Path, secrets: list[bytes]) -> None:
+def record_session(folder: Path, pid: int, name: str) -> None:
+    """One line of sessions.txt (never written through a link)."""
+    with open_append(folder / SESSIONS_FILE) as sessions:
+        sessions.write(f"{pid} {name}\n".encode())
+
+
+def _copy_redacted(process: subprocess.Popen, log: IO[bytes], secrets: list[bytes]) -> None:
     """The process's output, line by line, into its log with every secret masked."""
     assert process.stdout is not None
-    with open(log_path, "ab") as log:
+    with log:
         for line in iter(process.stdout.readline, b""):
             for secret in secrets:
                 line = line.replace(secret, b"[redacted]")
@@ -86,12 +106,8 @@ def executable(name: str) -> str:
 
 
 def log_tail(path: Path, lines: int = 30) -> str:
-    """The last lines of a log file."""
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.splitlines()[-lines:])
+    """The last lines of a log file (its last 64 KB; nothing when it is a link or not a regular file)."""
+    return "\n".join(read_tail(path, 64 << 10).splitlines()[-lines:])
 
 
 ERROR_LINE = re.compile(r"(?:^|\] )([A-Z]\w*(?:Error|Exception)): (.+)$")
@@ -100,11 +116,7 @@ ERROR_LINE = re.compile(r"(?:^|\] )([A-Z]\w*(?:Error|Exception)): (.+)$")
 
 def first_error(path: Path) -> str | None:
     """The first `SomethingError: message` in a log: usually the root cause, ahead of the wrappers that re-raise it."""
-    try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return None
-    for line in lines:
+    for line in read_tail(path, tail=False).splitlines():
         found = ERROR_LINE.search(line)
         if found:
             return f"{found.group(1)}: {found.group(2).strip()}"

@@ -19,11 +19,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from catalogue.models.benchmark import HostFacts
+from catalogue.models.bounded import load_json
+from catalogue.models.errors import CatalogueError
 from catalogue.models.image_refs import digest_of, repository
 from catalogue.models.revision import is_revision
 from runner.hosts.child_env import child_env, for_argv
 from runner.hosts.containers import RUNNER_OPTIONS
 from runner.hosts.hosts import Host
+from runner.hosts.raw_files import reply_version
 from runner.planning.plan import Plan
 
 FACTS = Path(__file__).resolve().parents[1] / "scripts" / "facts.py"
@@ -100,7 +103,10 @@ def check_host(plan: Plan, host: Host, result: Preflight) -> None:
         fix = "; install the NVIDIA container toolkit and restart docker there" if plan.gpu else ""
         result.problems.append(f"host {host.name}: a container of `{what}` did not start: {_why(reported)}{fix}")
         return
-    seen = json.loads(reported.stdout.strip().splitlines()[-1])
+    seen = printed_facts(reported.stdout)
+    if seen is None:
+        result.problems.append(f"host {host.name}: a container of `{plan.image}` printed facts that are no JSON object")
+        return
     if plan.gpu and seen.get("gpu", "no GPU") == "no GPU":
         result.problems.append(
             f"host {host.name}: no GPU inside a container (`docker run --gpus all {plan.image}` has no nvidia-smi); "
@@ -126,6 +132,22 @@ def check_host(plan: Plan, host: Host, result: Preflight) -> None:
 def facts_argv(plan: Plan) -> list[str]:
     """`python3 -c <facts.py> MODEL [REVISION]`: the script travels as an argument, so a remote host needs no file."""
     return ["-c", FACTS.read_text(), plan.model_arg, *([plan.revision] if plan.revision else [])]
+
+
+def printed_facts(stdout: str) -> dict | None:
+    """The last line facts.py printed (in the recipe's image: untrusted), parsed within the nesting and number limits;
+    only its text values (and `interfaces`, a list of text) are kept; None when it is no JSON object."""
+    try:
+        data = load_json(stdout.strip().splitlines()[-1], "facts")
+    except (CatalogueError, IndexError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    keep: dict[str, str | list[str]] = {key: value for key, value in data.items() if isinstance(value, str)}
+    names = data.get("interfaces")
+    if isinstance(names, list) and all(isinstance(name, str) for name in names):
+        keep["interfaces"] = names
+    return keep
 
 
 def _seen(seen: dict) -> dict[str, str | None]:
@@ -253,8 +275,8 @@ def who_answers(base_url: str) -> str:
     """What the server there says it is: vLLM's /version, else 'not a vLLM server'."""
     try:
         with urllib.request.urlopen(f"{base_url}/version", timeout=3) as response:
-            return f"a server reporting version {json.loads(response.read()).get('version', '?')}"
-    except (OSError, ValueError):
+            return f"a server reporting version {reply_version(response, base_url) or '?'}"
+    except (OSError, ValueError, CatalogueError):
         return "something that is not a vLLM server"
 
 

@@ -14,7 +14,6 @@ and the client's windows (this machine's clock) line up.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -22,12 +21,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
+from catalogue.models.bounded import json_value
+from catalogue.models.errors import CatalogueError
 from catalogue.stats.sampling import HostSeries, Reading
 from runner.hosts import server as srv
 from runner.hosts.child_env import for_argv
 from runner.hosts.containers import LABEL_RECIPE, RUNNER_OPTIONS
 from runner.hosts.hosts import Host
+from runner.hosts.raw_files import open_append
 from runner.machine.passport import csv_rows, gpu_states
 from runner.planning.plan import Plan
 from runner.scripts.passport_probe import GPU_FIELDS
@@ -72,11 +75,12 @@ def sampler_argv(plan: Plan, host: Host) -> list[str]:
 def take_line(sampler: Sampler, line: str, arrived: float) -> bool:
     """One line of the sampler's output into its host's series: the 'no GPU' line, a reading, or a failed query.
     False for a line that is not the sampler's (docker's own error, an image's banner): kept apart, never a reading."""
-    try:
-        data = json.loads(line)
+    try:  # the sampler runs in the recipe's image: its line is parsed within the size and nesting limits
+        data = json_value(line, 1 << 20)
     except ValueError:
         data = None
-    if not isinstance(data, dict) or not ("gpu" in data or "t" in data):
+    t = data.get("t") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not ("gpu" in data or isinstance(t, int | float)):
         if line.strip():
             sampler.other = [*sampler.other[-4:], line.strip()[:300]]
         return False
@@ -88,7 +92,7 @@ def take_line(sampler: Sampler, line: str, arrived: float) -> bool:
             sampler.series.gpu = f"nvidia-smi failed: {data.get('stderr') or data.get('stdout')}".strip()[:200]
         return True
     gpus = gpu_states(csv_rows(str(data.get("stdout") or ""), GPU_FIELDS.split(",")))
-    t = float(data["t"])
+    t = float(t or 0.0)  # a number: checked above
     sampler.offsets.append(arrived - t)
     sampler.series.readings.append(Reading(t, gpus))
     sampler.names |= {g.name or "?" for g in gpus}
@@ -105,37 +109,47 @@ def aligned(sampler: Sampler) -> HostSeries:
     return HostSeries(series.host, series.gpu, [Reading(r.t + shift, r.gpus) for r in series.readings])
 
 
-def _read(sampler: Sampler) -> None:
+def _read(sampler: Sampler, raw: IO[bytes]) -> None:
     """The sampler's output, line by line, into its raw file and its series (a thread per host)."""
     process = sampler.process
     assert process is not None and process.stdout is not None
-    with open(sampler.raw_path, "a", encoding="utf-8") as raw:
+    with raw:
         for line in iter(process.stdout.readline, ""):
             if take_line(sampler, line, time.time()):  # the raw file stays JSON Lines (check-changes reads it)
-                raw.write(line)
+                raw.write(line.encode())
                 raw.flush()
 
 
 def start(plan: Plan, host: Host) -> Sampler:
-    """Start one host's sampler, in its own session (recorded in sessions.txt like every process of a run)."""
+    """Start one host's sampler, in its own session (recorded in sessions.txt like every process of a run); its
+    raw file and sessions.txt are opened by runner.hosts.raw_files (never through a link a container planted)."""
     sampler = Sampler(host, plan.raw_dir / raw_name(host), HostSeries(host.name, "not read yet"))
-    with open(plan.raw_dir / srv.SESSIONS_FILE, "a", encoding="utf-8") as sessions:
-        try:
-            argv = sampler_argv(plan, host)
-            sampler.process = subprocess.Popen(
-                argv,
-                env=for_argv(argv),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                text=True,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            sampler.series.gpu = f"the sampler did not start: {exc.strerror}"
-            return sampler
-        sessions.write(f"{sampler.process.pid} {sampler.raw_path.name}\n")
-    sampler.thread = threading.Thread(target=_read, args=(sampler,), daemon=True)
+    try:
+        raw = open_append(sampler.raw_path)
+    except CatalogueError as exc:
+        sampler.series.gpu = f"the sampler did not start: {exc}"
+        return sampler
+    try:
+        argv = sampler_argv(plan, host)
+        sampler.process = subprocess.Popen(
+            argv,
+            env=for_argv(argv),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+        srv.record_session(plan.raw_dir, sampler.process.pid, sampler.raw_path.name)
+    except (OSError, CatalogueError) as exc:
+        raw.close()
+        if sampler.process is not None:
+            srv.stop_group(sampler.process, grace_s=2)
+            sampler.process = None
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        sampler.series.gpu = f"the sampler did not start: {why}"
+        return sampler
+    sampler.thread = threading.Thread(target=_read, args=(sampler, raw), daemon=True)
     sampler.thread.start()
     return sampler
 

@@ -23,7 +23,6 @@ off.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shutil
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 from catalogue.models import agent_trace
 from catalogue.models.agent_trace import AgentTrace
 from catalogue.models.benchmark import RUN_STAMP_FORMAT, BenchmarkRun
+from catalogue.models.errors import CatalogueError
 from catalogue.models.loading import RUNS_DIR
 from catalogue.models.recipe import Recipe
 from catalogue.models.slo import Slo
@@ -41,6 +41,7 @@ from catalogue.models.workload import Workload
 from catalogue.policy.secret_scan import mask
 from catalogue.stats import agent_capacity, agent_levels
 from catalogue.stats.agents import AgentLevel, AgentRun, AgentsSetting
+from runner.hosts.raw_files import keep_file, raw_folder, read_json
 from runner.measuring.quality import served_model
 from runner.measuring.tool_command import interpreter, key_launcher, run_to_end, tool_command
 from runner.recording.record import provenance, write_run
@@ -152,10 +153,10 @@ def measure(
         before = read_metrics(r.plan.endpoint)
         replay(r, env, argv, r.plan.raw_dir / f"{name}.log")
         after = read_metrics(r.plan.endpoint)
-        keep.mkdir(parents=True, exist_ok=True)
+        raw_folder(keep)  # the client's container can write the raw folder: never through a link it planted
         for kept in KEPT:
             if (scratch_out / kept).is_file():
-                shutil.copyfile(scratch_out / kept, keep / kept)
+                keep_file(scratch_out / kept, keep / kept)
     finally:
         shutil.rmtree(scratch_out, ignore_errors=True)
     slo = r.entry.recipe.sweep.slo
@@ -261,8 +262,8 @@ def write(r: Boot, trace: AgentTrace, digest: str, trace_file: Path, run: dict, 
 def aiperf_version(summary: Path) -> str | None:
     """AIPerf's version from its own summary export."""
     try:
-        found = json.loads(summary.read_text()).get("aiperf_version")
-    except (OSError, ValueError, AttributeError):
+        found = read_json(summary).get("aiperf_version")  # regular, no link, within the limits
+    except (OSError, ValueError, AttributeError, CatalogueError):
         return None
     return found if isinstance(found, str) and len(found) < 40 else None
 

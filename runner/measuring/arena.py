@@ -24,6 +24,7 @@ from catalogue.models.recipe import Recipe
 from catalogue.models.workload import Workload
 from catalogue.policy.secret_scan import mask
 from catalogue.stats import regression
+from runner.hosts.raw_files import keep_file
 from runner.measuring.arena_corpus import served_corpus
 from runner.measuring.quality import served_model
 from runner.measuring.tool_command import interpreter, key_launcher, run_to_end, tool_command
@@ -95,10 +96,14 @@ def run_benchy(r: Boot, setting: ArenaSetting) -> tuple[list[ImportedLevels], li
     if python is None:
         raise ValueError(f"{command} is not a Python entry script: its API key could only go on its command line")
     raw = r.plan.raw_dir.resolve()
-    report, log = raw / REPORT, raw / LOG
+    log = raw / LOG
     recipe = r.entry.recipe
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="arena-") as scratch, served_corpus(Path(scratch)) as url:
+        report = (
+            Path(scratch) / "report" / REPORT
+        )  # written here, then copied in (the raw folder is container-writable)
+        report.parent.mkdir()
         argv = arena_argv(
             command, r.plan.endpoint, recipe, served_model(r.plan, recipe), tokenizer(r.entry.folder, recipe),
             setting, url, report,
@@ -109,14 +114,16 @@ def run_benchy(r: Boot, setting: ArenaSetting) -> tuple[list[ImportedLevels], li
             "HF_HOME": os.environ.get("HF_HOME") or str(Path.home() / ".cache" / "huggingface"),
         }
         code = run_to_end("llama-benchy", python, LAUNCHER, argv, env, log, r.running.redact, ARENA_TIMEOUT_S)
-    took = time.monotonic() - started
-    if code != 0:
-        raise ValueError(f"llama-benchy exited with code {code} (see {RUNS_DIR}/{r.plan.stamp}/{LOG})")
-    try:
-        parts = llama_benchy.read_report(report)
-    except CatalogueError as exc:
-        raise ValueError(str(exc)) from None
-    return parts, recorded(argv, r.key), took
+        took = time.monotonic() - started
+        if code != 0:
+            raise ValueError(f"llama-benchy exited with code {code} (see {RUNS_DIR}/{r.plan.stamp}/{LOG})")
+        try:
+            parts = llama_benchy.read_report(report)
+            keep_file(report, raw / REPORT)
+        except CatalogueError as exc:
+            raise ValueError(str(exc)) from None
+        shown = [str(raw / REPORT) if word == str(report) else word for word in argv]  # the kept copy, as before
+    return parts, recorded(shown, r.key), took
 
 
 def arena_workload(part: ImportedLevels, setting: ArenaSetting) -> Workload:

@@ -9,12 +9,15 @@ import os
 import subprocess
 import time
 import urllib.request
+from pathlib import Path
 
 from catalogue.models.atomic import write_text
+from catalogue.models.errors import CatalogueError
 from runner.hosts import cpu_placement
 from runner.hosts import server as srv
 from runner.hosts.containers import LABEL_RECIPE, LABEL_RUN
 from runner.hosts.hosts import LOCAL
+from runner.hosts.raw_files import read_lines, reply_version
 from runner.measuring.sweep import ClientFailed
 from runner.planning.helper_containers import prepare_caches, prepare_snapshot
 from runner.planning.inspect_gate import Container, Verdicts, create_all
@@ -27,8 +30,8 @@ def server_version(base_url: str) -> str:
     """The version the running server reports on /version."""
     try:
         with urllib.request.urlopen(f"{base_url}/version", timeout=5) as response:
-            return str(json.loads(response.read()).get("version", "unknown"))
-    except (OSError, ValueError):
+            return reply_version(response, base_url) or "unknown"
+    except (OSError, ValueError, CatalogueError):
         return "unknown"
 
 
@@ -38,8 +41,8 @@ def launch(
     """Create every container and judge docker's view of it (runner.planning.inspect_gate); then start the flag snapshot
     and the benchmark client and, once the client accepts every job, every server."""
     raw = plan.raw_dir
-    (raw / "jobs.json").write_text(json.dumps([job.payload() for job in todo]))
-    (raw / "events.jsonl").write_text("")
+    write_text(raw / "jobs.json", json.dumps([job.payload() for job in todo]))  # by rename: never through a link
+    write_text(raw / "events.jsonl", "")
     prepare_snapshot(plan)
     prepare_caches(plan)
     client_env = {"OPENAI_API_KEY": key}
@@ -108,6 +111,15 @@ def gate_containers(plan: Plan, client_env: dict[str, str]) -> list[Container]:
     return out
 
 
+def client_events(path: Path) -> list[dict]:
+    """The client's complete events so far (runner.hosts.raw_files.read_lines: the file is in the folder its
+    container writes); a link, FIFO, huge file or a line that is no event is ClientFailed naming the file."""
+    try:
+        return read_lines(path)[0]
+    except CatalogueError as exc:
+        raise ClientFailed(f"benchmark client's events: {exc}") from None
+
+
 def wait_client(plan: Plan, client: subprocess.Popen, timeout_s: float = 600) -> str | None:
     """The client's vLLM version once it has parsed every job with its own parser; a refused job fails the run
     before any server starts (an image whose client lacks a flag would otherwise fail after a cold boot)."""
@@ -116,9 +128,7 @@ def wait_client(plan: Plan, client: subprocess.Popen, timeout_s: float = 600) ->
     started = time.monotonic()
     while True:
         exited = client.poll() is not None
-        text = events.read_text()
-        for line in text.splitlines()[: text.count("\n")]:
-            event = json.loads(line)
+        for event in client_events(events):
             if event.get("kind") == "ready":
                 refused = event.get("refused") or {}
                 if refused:

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalogue.models import quality as q
+from catalogue.models.errors import CatalogueError
 from catalogue.models.recipe import Recipe
 from runner.hosts.child_env import child_env
+from runner.hosts.raw_files import keep_json, open_append, read_reply, reply_text
 from runner.measuring.tool_command import tool_command
 
 if TYPE_CHECKING:
@@ -33,7 +35,8 @@ def served_model(plan: Plan, recipe: Recipe) -> str:
 
 
 def complete(endpoint: str, key: str, model: str, prompt: str, timeout_s: float = 120) -> str:
-    """One greedy completion of a few tokens, up to the first line break."""
+    """One greedy completion of a few tokens, up to the first line break; a reply that is too large, too deep or of
+    another shape is a CatalogueError naming the URL."""
     body = {"model": model, "prompt": prompt, "max_tokens": 8, "temperature": 0, "stop": ["\n"]}
     request = urllib.request.Request(
         f"{endpoint}/v1/completions",
@@ -42,7 +45,7 @@ def complete(endpoint: str, key: str, model: str, prompt: str, timeout_s: float 
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
     )
     with urllib.request.urlopen(request, timeout=timeout_s) as response:
-        return str(json.loads(response.read())["choices"][0]["text"])
+        return reply_text(read_reply(response, request.full_url), request.full_url)
 
 
 def accuracy(endpoint: str, key: str, model: str) -> q.QualityCheck:
@@ -51,7 +54,7 @@ def accuracy(endpoint: str, key: str, model: str) -> q.QualityCheck:
     started = time.monotonic()
     try:
         answers = [complete(endpoint, key, model, item.prompt) for item in items]
-    except (OSError, ValueError, KeyError, IndexError) as exc:
+    except (OSError, ValueError, CatalogueError) as exc:
         return q.failed_check("accuracy", len(items), time.monotonic() - started, f"{type(exc).__name__}: {exc}")
     return q.accuracy_check(items, answers, time.monotonic() - started)
 
@@ -86,16 +89,23 @@ def tool_calling(
     endpoint: str, key: str, model: str, raw_dir: Path, relative: str, max_tokens: int | None = None
 ) -> q.QualityCheck:
     """Run tool-eval-bench in a scratch folder (it keeps a database and reports in its working folder); keep its
-    JSON report and log in the run's raw folder."""
+    JSON report and log in the run's raw folder. The report is written in the scratch folder and copied in (the
+    benchmark client's container can write the raw folder: a link planted there is replaced, never written
+    through); the log is opened with runner.hosts.raw_files."""
     items = len(q.TOOL_EVAL_SCENARIOS)
     command = tool_eval_command()
     if command is None:
         return q.failed_check("tool-calling", items, 0.0, "tool-eval-bench is not installed (set CATALOGUE_TOOL_EVAL)")
-    raw_dir = raw_dir.resolve()  # the tool runs in a scratch folder: a relative path would land there
-    report, log = raw_dir / "tool-eval.json", raw_dir / "tool-eval.log"
+    log = raw_dir / "tool-eval.log"
     env = child_env({"TOOL_EVAL_API_KEY": key})  # by environment: never on a command line others can read
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="tool-eval-") as scratch, open(log, "wb") as out:
+    try:
+        out_file = open_append(log)
+    except CatalogueError as exc:
+        return q.failed_check("tool-calling", items, 0.0, str(exc))
+    with tempfile.TemporaryDirectory(prefix="tool-eval-") as scratch, out_file as out:
+        report = Path(scratch) / "report" / "tool-eval.json"
+        report.parent.mkdir()
         try:
             proc = subprocess.run(
                 tool_eval_argv(command, endpoint, model, report, max_tokens),
@@ -108,14 +118,16 @@ def tool_calling(
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return q.failed_check("tool-calling", items, time.monotonic() - started, f"{type(exc).__name__}: {exc}")
-    took = time.monotonic() - started
-    try:
-        data = json.loads(report.read_text())
-        if proc.returncode != 0 or "error" in data:
-            raise ValueError(f"exit {proc.returncode}: {data.get('error', 'see tool-eval.log')}")
-        return q.tool_eval_check(data, took, f"{relative}/tool-eval.json")
-    except (OSError, ValueError) as exc:
-        return q.failed_check("tool-calling", items, took, f"tool-eval-bench gave no score ({exc})")
+        took = time.monotonic() - started
+        try:
+            data = keep_json(report, raw_dir / "tool-eval.json")
+            if not isinstance(data, dict):
+                raise ValueError("tool-eval.json is not a JSON object")
+            if proc.returncode != 0 or "error" in data:
+                raise ValueError(f"exit {proc.returncode}: {data.get('error', 'see tool-eval.log')}")
+            return q.tool_eval_check(data, took, f"{relative}/tool-eval.json")
+        except (OSError, ValueError, CatalogueError) as exc:
+            return q.failed_check("tool-calling", items, took, f"tool-eval-bench gave no score ({exc})")
 
 
 def run_checks(plan: Plan, recipe: Recipe, key: str) -> q.Quality:

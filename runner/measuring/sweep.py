@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from catalogue.imports.vllm_bench import level_from_raw, rate_level_from_raw
-from catalogue.models.bounded import MAX_IMPORT_BYTES, load_json, read_bounded
 from catalogue.models.errors import CatalogueError
 from catalogue.models.plausible import MAX_CALIBRATION_MS
 from catalogue.stats.engine_timing import EngineTiming, timing
 from catalogue.stats.spec_decode import SpecDecodeFigures, figures, parse_counters
+from runner.hosts.raw_files import read_json, read_lines
 from runner.planning.jobs import Job
 from runner.planning.plan import Plan
 from runner.state import Window
@@ -107,6 +107,9 @@ class Sweep:
                 elif event["kind"] == "level":
                     try:
                         self._take(event)
+                    except (KeyError, TypeError, ValueError, AttributeError, StopIteration) as exc:  # another shape
+                        self._blame_servers()
+                        raise ClientFailed(f"{events}: a level event without its fields ({exc!r})") from None
                     except ClientFailed:
                         self._blame_servers()
                         raise
@@ -126,10 +129,11 @@ class Sweep:
             time.sleep(0.2)
 
     def _new_events(self, path: Path) -> list[dict]:
-        text = path.read_text()
-        lines = text.splitlines()
-        complete = lines if text.endswith("\n") else lines[:-1]  # a line still being written waits
-        new = [json.loads(line) for line in complete[self.seen :]]
+        try:  # the complete lines (one still being written waits); the file is in the client container's folder
+            complete = read_lines(path)[0]
+        except CatalogueError as exc:
+            raise ClientFailed(f"benchmark client's events: {exc}") from None
+        new = complete[self.seen :]
         self.seen = len(complete)
         return new
 
@@ -155,7 +159,7 @@ class Sweep:
             raise ClientFailed(f"benchmark client failed at {name}: {event['error']}")
         path = self.plan.raw_dir / f"{name}.json"
         try:  # the client runs in the recipe's image: its file is untrusted, read within the limits
-            raw = load_json(read_bounded(path, MAX_IMPORT_BYTES), path)
+            raw = read_json(path)  # regular, no link, within the size and nesting limits
         except CatalogueError as exc:
             raise ClientFailed(str(exc)) from None
         raw_name = f"{self.plan.stamp}/{name}.json"

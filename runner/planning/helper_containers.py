@@ -54,8 +54,9 @@ def finish_snapshot(plan: Plan) -> None:
     """Move flags.json up into the raw folder and remove the code copy and the output folder."""
     shutil.rmtree(snapshot_code_dir(plan), ignore_errors=True)
     out = plan.raw_dir / SNAPSHOT_OUT
-    if (out / "flags.json").exists():
-        os.replace(out / "flags.json", plan.raw_dir / "flags.json")
+    made = out / "flags.json"  # the snapshot container wrote it: moved only when a regular file, never a link
+    if made.is_file() and not made.is_symlink():
+        os.replace(made, plan.raw_dir / "flags.json")
     shutil.rmtree(out, ignore_errors=True)
 
 

@@ -29,6 +29,7 @@ from catalogue.models.slo import Slo
 from catalogue.models.topology import LITELLM_VERSION
 from catalogue.policy.secret_scan import value_is_secret
 from runner.hosts.child_env import child_env
+from runner.hosts.raw_files import read_json
 from runner.planning.jobs import Job
 from runner.planning.plan import Plan
 from runner.recording import left_here
@@ -55,9 +56,10 @@ def ran_argv(plan: Plan, name: str, jobs: dict[str, Job] | None = None) -> list[
     job = (jobs or {}).get(name) or plan.job(name)
     argv = list(job.argv)
     raw = plan.raw_dir / f"{name}.json"
-    if "--num-prompts" in argv and raw.exists():
-        ran = json.loads(raw.read_text()).get("num_prompts")
-        if ran is not None:
+    if "--num-prompts" in argv and (raw.exists() or raw.is_symlink()):
+        found = read_json(raw)  # the client's container wrote it: regular, no link, within the limits
+        ran = found.get("num_prompts") if isinstance(found, dict) else None
+        if isinstance(ran, int) and not isinstance(ran, bool):
             argv[argv.index("--num-prompts") + 1] = str(ran)
     return argv
 
