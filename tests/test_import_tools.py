@@ -1,7 +1,7 @@
-"""The real tools against the simulated server (simulator/, CI profile; one start for the module), then `catalogue import` of what they
-wrote, then the page or the run file: every figure equals the tool's own number, and the tool is named. Closed loop:
-`vllm bench serve` at c=1/2, llama-benchy, `vllm bench sweep serve`; open loop: `vllm bench serve --request-rate`,
-`vllm bench sweep serve_workload`, GuideLLM (sweep profile) and AIPerf (--request-rate)."""
+"""The real tools against the simulated server (simulator/, CI profile; one start for the module), then `catalogue
+import` of what they wrote, then the page or the run file: every figure equals the tool's own number, and the tool is
+named. Closed loop: `vllm bench serve` at c=1/2, llama-benchy, `vllm bench sweep serve`; open loop: `vllm bench serve
+--request-rate`, `vllm bench sweep serve_workload`, GuideLLM (sweep profile) and AIPerf (--request-rate)."""
 
 from __future__ import annotations
 
