@@ -161,7 +161,7 @@ def _figures(raw: dict[str, Any], raw_name: str) -> dict[str, Any]:
         "e2e_ms": _stats(raw, "e2el", requests),
         "duration_s": raw.get("duration"),
         "completed": int(raw.get("completed", 0)),
-        "failed": int(raw.get("failed", 0)),
+        "failed": int(raw.get("failed") or 0),
         "raw": [raw_name],
     }
 
