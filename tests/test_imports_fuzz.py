@@ -1,5 +1,5 @@
-"""`catalogue import` under mutated tool outputs: the real files of tests/data/tool-outputs (a `vllm bench serve`
-JSON, a sweep and a serve_workload folder, GuideLLM, llama-benchy, AIPerf) with wrong types, negative and huge
+"""`catalogue import` under mutated tool outputs: the real files of tests/data (a `vllm bench serve` JSON, a sweep and
+a serve_workload folder, GuideLLM, llama-benchy, AIPerf, an AIPerf agent replay) with wrong types, negative and huge
 numbers, NaN and Infinity, lists for scalars and deleted keys. Whatever a stranger's file holds, the import succeeds
 or fails with exactly one line naming the file and writes nothing; never a traceback."""
 
@@ -20,18 +20,19 @@ from hypothesis import strategies as st
 from catalogue.commands.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-OUTPUTS = REPO / "tests" / "data" / "tool-outputs"
+DATA = REPO / "tests" / "data"
 STATED = ["--dataset", "random", "--input-len", "64", "--output-len", "16"]
 SOURCES: dict[str, tuple[str, str, list[str]]] = {
-    "vllm bench serve": ("c1.json", "", STATED),
-    "vllm bench serve, open loop": ("r4.json", "", [*STATED, "--goodput", "ttft:30"]),
-    "sweep": ("sweep", "BENCH--max_concurrency=2/run=0.json", STATED),
-    "serve_workload": ("workload", "WL--request_rate=4/run=0.json", STATED),
-    "GuideLLM": ("guidellm-sweep.json", "", []),
-    "llama-benchy": ("llama-benchy.json", "", []),
-    "AIPerf": ("aiperf-rate.json", "", []),
+    "vllm bench serve": ("tool-outputs/c1.json", "", STATED),
+    "vllm bench serve, open loop": ("tool-outputs/r4.json", "", [*STATED, "--goodput", "ttft:30"]),
+    "sweep": ("tool-outputs/sweep", "BENCH--max_concurrency=2/run=0.json", STATED),
+    "serve_workload": ("tool-outputs/workload", "WL--request_rate=4/run=0.json", STATED),
+    "GuideLLM": ("tool-outputs/guidellm-sweep.json", "", []),
+    "llama-benchy": ("tool-outputs/llama-benchy.json", "", []),
+    "AIPerf": ("tool-outputs/aiperf-rate.json", "", []),
+    "AIPerf agents": ("aiperf-agents", "s2/profile_export_aiperf.json", []),
 }
-"""Format -> (file or folder under tool-outputs, the file mutated inside a folder, the import's other arguments)."""
+"""Format -> (file or folder under tests/data, the file mutated inside a folder, the import's other arguments)."""
 EXAMPLES = int(os.environ.get("CATALOGUE_FUZZ_EXAMPLES", "50"))
 FUZZ = settings(
     max_examples=EXAMPLES,
@@ -81,11 +82,11 @@ def imported(kind: str, edits: list[tuple[list[int], Any]], work: Path) -> tuple
     name, inner, args = SOURCES[kind]
     root = work / "recipes"
     shutil.copytree(REPO / "examples" / "tiny-cpu", root / "tiny-cpu", ignore=shutil.ignore_patterns("runs"))
-    target = work / name
+    target = work / Path(name).name
     if inner:
-        shutil.copytree(OUTPUTS / name, target)
+        shutil.copytree(DATA / name, target)
     else:
-        shutil.copy(OUTPUTS / name, target)
+        shutil.copy(DATA / name, target)
     changed = target / inner if inner else target
     doc = json.loads(changed.read_text(encoding="utf-8"))
     for route, value in edits:
@@ -106,7 +107,7 @@ def test_a_mutated_tool_output_imports_or_is_one_error(kind, edits):
             return
         lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), err
-        names = {str(changed), str(changed.parent), str(Path(tmp) / SOURCES[kind][0])}
+        names = {str(changed), str(changed.parent), str(Path(tmp) / Path(SOURCES[kind][0]).name)}
         assert any(lines[0].startswith(f"error: {name}") for name in names), err
         assert not (recipe / "runs").exists() or not any((recipe / "runs").iterdir()), "a failed import wrote"
 
@@ -130,7 +131,7 @@ def test_kept_cases_are_one_line_naming_the_field():
     }
     for kind, (path, value, expected) in cases.items():
         name = SOURCES[kind][0]
-        doc = json.loads((OUTPUTS / name).read_text(encoding="utf-8"))
+        doc = json.loads((DATA / name).read_text(encoding="utf-8"))
         route = []
         node = doc
         for step in path:
