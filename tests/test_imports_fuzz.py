@@ -31,6 +31,7 @@ SOURCES: dict[str, tuple[str, str, list[str]]] = {
     "llama-benchy": ("tool-outputs/llama-benchy.json", "", []),
     "AIPerf": ("tool-outputs/aiperf-rate.json", "", []),
     "AIPerf agents": ("aiperf-agents", "s2/profile_export_aiperf.json", []),
+    "AIPerf agent turns": ("aiperf-agents", "s2/profile_export.jsonl", []),
 }
 """Format -> (file or folder under tests/data, the file mutated inside a folder, the import's other arguments)."""
 EXAMPLES = int(os.environ.get("CATALOGUE_FUZZ_EXAMPLES", "50"))
@@ -88,10 +89,13 @@ def imported(kind: str, edits: list[tuple[list[int], Any]], work: Path) -> tuple
     else:
         shutil.copy(DATA / name, target)
     changed = target / inner if inner else target
-    doc = json.loads(changed.read_text(encoding="utf-8"))
+    text = changed.read_text(encoding="utf-8")
+    lines = changed.suffix == ".jsonl"  # a list of records, one a line: the route's first step picks the line
+    doc = [json.loads(line) for line in text.splitlines()] if lines else json.loads(text)
     for route, value in edits:
         doc = mutate(doc, route, value)
-    changed.write_text(json.dumps(doc), encoding="utf-8")  # NaN and Infinity as Python writes them
+    out = "".join(json.dumps(record) + "\n" for record in doc) if lines and isinstance(doc, list) else json.dumps(doc)
+    changed.write_text(out, encoding="utf-8")  # NaN and Infinity as Python writes them
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = main(["--root", str(root), "import", "tiny-cpu", str(target), *args])
@@ -128,10 +132,12 @@ def test_kept_cases_are_one_line_naming_the_field():
         "vllm bench serve, open loop": (["failed"], [], "failed: not a whole number"),
         "GuideLLM": (["config"], "x", "config: not an object"),
         "llama-benchy": (["benchmarks", 0, "prompt_size"], -1, "benchmarks[0].prompt_size: below the least"),
+        "AIPerf agent turns": ([0, "metrics", "usage_prompt_tokens", "value"], 1e30, "total_tps: above the largest"),
     }
     for kind, (path, value, expected) in cases.items():
         name = SOURCES[kind][0]
-        doc = json.loads((DATA / name).read_text(encoding="utf-8"))
+        text = (DATA / name / SOURCES[kind][1]).read_text(encoding="utf-8")
+        doc = [json.loads(line) for line in text.splitlines()] if kind.endswith("turns") else json.loads(text)
         route = []
         node = doc
         for step in path:

@@ -70,8 +70,13 @@ def checked(path: Path, shape: type[M], data: Any, where: str = "") -> M:
     try:
         return shape.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        loc = tuple(part for part in error["loc"] if not (isinstance(part, str) and part.startswith("function-")))
-        inner = field_path(loc)
-        name = f"{where}.{inner}" if where and inner and not inner.startswith("[") else f"{where}{inner}"
-        raise CatalogueError(path, _message(error), name or None) from None
+        raise one_line(path, exc, where) from None
+
+
+def one_line(path: Path, exc: ValidationError, where: str = "") -> CatalogueError:
+    """The first error of a pydantic validation as one line naming `path` and the field (under `where`)."""
+    error = exc.errors(include_url=False)[0]
+    loc = tuple(part for part in error["loc"] if not (isinstance(part, str) and part.startswith("function-")))
+    inner = field_path(loc)
+    name = f"{where}.{inner}" if where and inner and not inner.startswith("[") else f"{where}{inner}"
+    return CatalogueError(path, _message(error), name or None)
