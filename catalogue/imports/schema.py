@@ -25,6 +25,8 @@ Signed = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_FIGURE
 """A finite figure that may be negative (a clock reading)."""
 Count = Annotated[int, Field(strict=True, ge=0, le=MAX_COUNT)]
 """A non-negative whole count."""
+Tokens = Annotated[int, Field(strict=True, ge=0, le=10**12)]
+"""A non-negative whole number of tokens over a whole run (may pass MAX_COUNT on a long benchmark)."""
 Positive = Annotated[int, Field(strict=True, ge=1, le=MAX_COUNT)]
 """A whole count of at least one (streams, tokens of a fixed length)."""
 Text = Annotated[str, Field(strict=True, max_length=10_000)]

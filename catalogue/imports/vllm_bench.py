@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import Field, create_model
 
-from catalogue.imports.schema import MAX_SAMPLES, Count, Figure, Raw, Signed, Text, checked
+from catalogue.imports.schema import MAX_SAMPLES, Count, Figure, Raw, Signed, Text, Tokens, checked
 from catalogue.imports.source import ImportedLevels, file_date, is_number, read_json, regular_file, require
 from catalogue.models.benchmark import LevelResult, RateLevel, Stats
 from catalogue.models.errors import CatalogueError
@@ -74,9 +74,9 @@ class _Result(_Latencies):
     """The --max-concurrency cap, null without one (0 is refused with its own line)."""
     duration: Figure
     """Seconds the benchmark ran."""
-    total_input_tokens: Count
+    total_input_tokens: Tokens
     """Prompt tokens over every completed request."""
-    total_output_tokens: Count
+    total_output_tokens: Tokens
     """Output tokens over every completed request."""
     output_throughput: Figure
     """Output tokens ÷ duration."""
