@@ -9,6 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import create_model
+
+from catalogue.imports.schema import MAX_COUNT, Figure, Raw, Text, checked
 from catalogue.imports.source import ImportedLevels, file_date, is_number, require
 from catalogue.imports.vllm_bench import PREFILL_DERIVATION
 from catalogue.models.benchmark import LevelResult, RateLevel, Stats
@@ -46,6 +49,37 @@ UNITS = {
     "output_sequence_length": "tokens",
     "usage_completion_tokens": "tokens",
 }
+
+
+class _Metric(Raw):
+    """One AIPerf metric: its unit and summary."""
+
+    unit: Text | None = None
+    """Unit of its figures (checked against UNITS)."""
+    avg: Figure | None = None
+    """Mean (required where the metric is read)."""
+    std: Figure | None = None
+    """Standard deviation."""
+    p50: Figure | None = None
+    """Median."""
+    p90: Figure | None = None
+    """90th percentile."""
+    p95: Figure | None = None
+    """95th percentile."""
+    p99: Figure | None = None
+    """99th percentile."""
+
+
+class _Config(Raw):
+    """The fields of `input_config` the catalogue reads beyond its phases."""
+
+    slos: dict[str, Figure] | None = None
+    """--goodput objectives, ms."""
+
+
+_FIELDS: dict[str, Any] = {"input_config": (_Config | None, None), **dict.fromkeys(UNITS, (_Metric | None, None))}
+_Export = create_model("_Export", __base__=Raw, **_FIELDS)
+"""The fields of an AIPerf export the catalogue reads: each metric it uses, and the objectives."""
 
 
 def looks_like(data: Any) -> bool:
@@ -97,16 +131,21 @@ def _phase(path: Path, config: dict[str, Any]) -> dict[str, Any]:
 
 def _fixed(dist: Any) -> int | None:
     """A length distribution's one value ({mean} with no spread, or {value}), else None."""
-    if is_number(dist):
+    if _length(dist):
         return int(dist)
     if not isinstance(dist, dict):
         return None
-    if is_number(dist.get("value")):
+    if _length(dist.get("value")):
         return int(dist["value"])
     spread = dist.get("stddev") or set(dist) - {"mean", "stddev", "type"}
-    if is_number(dist.get("mean")) and not spread:
+    if _length(dist.get("mean")) and not spread:
         return int(dist["mean"])
     return None
+
+
+def _length(value: object) -> bool:
+    """A plausible token count: a number from 1 to MAX_COUNT (never NaN, infinite or a bool)."""
+    return is_number(value) and 1 <= value <= MAX_COUNT
 
 
 def _workload(config: dict[str, Any]) -> tuple[str | None, int | None, int | None]:
@@ -139,6 +178,7 @@ def read_export(path: Path, data: dict[str, Any]) -> ImportedLevels:
     if data.get("is_complete") is False:
         why = data.get("incomplete_reason")
         raise CatalogueError(path, "the run did not complete" + (f": {why}" if why else ""), "is_complete")
+    checked(path, _Export, data)
     config = require(path, data, "input_config", (dict,))
     phase = _phase(path, config)
     kind = phase.get("type")

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from catalogue.imports.schema import one_line
 from catalogue.imports.source import regular_file
 from catalogue.models import agent_trace
 from catalogue.models.bounded import MAX_IMPORT_BYTES, json_line, read_regular
@@ -88,7 +91,10 @@ def read_agent_exports(folders: list[Path], exports: list[tuple[Path, dict[str, 
         if not turns.is_file() and not turns.is_symlink():
             raise CatalogueError(turns, "missing: an agent level needs AIPerf's per-turn export beside its summary")
         regular_file(turns)
-        levels.append(agent_levels.level(sessions, agent_levels.read_turns(turns), "", "", {}))
+        try:  # figures derived from a stranger's turns (tok/s, latencies) are bounded by the models
+            levels.append(agent_levels.level(sessions, agent_levels.read_turns(turns), "", "", {}))
+        except ValidationError as exc:
+            raise one_line(turns, exc) from None
         files += [path, turns]
         version = data.get("aiperf_version") if isinstance(data.get("aiperf_version"), str) else version
     if len(names) != 1:
@@ -103,15 +109,18 @@ def read_agent_exports(folders: list[Path], exports: list[tuple[Path, dict[str, 
         raise CatalogueError(trace, f"larger than {MAX_IMPORT_BYTES // 1024} KB: refused unread")
     shape = trace_shape(trace, raw.decode("utf-8", "replace"), block)
     first = next(iter(agent_levels.read_turns(files[1])), None)
-    workload = Workload(
-        tool="AIPerf",
-        tool_version=version,
-        dataset="agent sessions (mooncake trace)",
-        input_len=first.prompt_tokens if first and first.prompt_tokens else None,
-        output_len=first.output_tokens if first and first.output_tokens else None,
-        trace=shape,
-        trace_sha256=agent_trace.sha256(raw),
-    )
+    try:  # the first turn's lengths are a stranger's numbers: the workload model bounds them
+        workload = Workload(
+            tool="AIPerf",
+            tool_version=version,
+            dataset="agent sessions (mooncake trace)",
+            input_len=first.prompt_tokens if first and first.prompt_tokens else None,
+            output_len=first.output_tokens if first and first.output_tokens else None,
+            trace=shape,
+            trace_sha256=agent_trace.sha256(raw),
+        )
+    except ValidationError as exc:
+        raise one_line(files[1], exc) from None
     ordered = sorted(levels, key=lambda lv: lv.sessions)
     if len({lv.sessions for lv in ordered}) != len(ordered):
         raise CatalogueError(exports[0][0], "input_config.phases[].concurrency: two levels ran the same sessions")

@@ -10,6 +10,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from catalogue.imports.guidellm_schema import Report
+from catalogue.imports.schema import checked
 from catalogue.imports.source import ImportedLevels, require
 from catalogue.imports.vllm_bench import PREFILL_DERIVATION
 from catalogue.models.benchmark import LevelResult, RateLevel, Stats
@@ -217,6 +219,7 @@ def read_report(path: Path, data: dict[str, Any]) -> ImportedLevels:
             + f": this reader knows version {', '.join(map(str, REPORT_VERSIONS))} (GuideLLM 0.8)",
             "metadata.version",
         )
+    checked(path, Report, data)
     benchmarks = data["benchmarks"]
     if not benchmarks:
         raise CatalogueError(path, "no benchmark results", "benchmarks")

@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
+from catalogue.imports.schema import Count, Figure, Positive, Raw, Text, checked
 from catalogue.imports.source import ImportedLevels, file_date, read_json, require
 from catalogue.models.benchmark import LevelResult, Stats
 from catalogue.models.errors import CatalogueError
@@ -14,6 +17,55 @@ TOOL = "llama-benchy"
 DATASET = "llama-benchy's generated prompts"
 """The workload's prompt source: the tool cuts prompts of exactly --pp tokens from a text corpus."""
 METRICS = ("pp_throughput", "tg_throughput", "peak_throughput", "e2e_ttft")
+
+
+class _Metric(Raw):
+    """One metric of a level over its runs."""
+
+    mean: Figure
+    """Mean over the runs."""
+    std: Figure
+    """Standard deviation over the runs."""
+    values: list[Figure] = Field(max_length=100_000)
+    """Each run's figure."""
+
+
+class _Bench(Raw):
+    """One level of the report (a context-loading phase too)."""
+
+    concurrency: Positive
+    """Requests in flight."""
+    prompt_size: Positive
+    """Prompt tokens (--pp)."""
+    response_size: Positive
+    """Output tokens (--tg)."""
+    context_size: Count
+    """Tokens of context before the prompt (--depth)."""
+    pp_throughput: _Metric | None = None
+    """Prefill tok/s."""
+    tg_throughput: _Metric | None = None
+    """Generation tok/s."""
+    peak_throughput: _Metric | None = None
+    """Best one-second window, tok/s."""
+    e2e_ttft: _Metric | None = None
+    """End-to-end time to first token, ms."""
+
+
+class _Report(Raw):
+    """The fields of a llama-benchy report the catalogue reads."""
+
+    version: Text
+    """llama-benchy's version."""
+    latency_mode: Text
+    """How it measured the latency it subtracts."""
+    latency_ms: Figure
+    """That latency."""
+    model: Text
+    """Model it sent requests for."""
+    timestamp: Text | None = None
+    """When it ran."""
+    benchmarks: list[_Bench] = Field(max_length=100_000)
+    """The levels."""
 
 
 def looks_like(data: Any) -> bool:
@@ -79,6 +131,7 @@ def read_report(path: Path) -> list[ImportedLevels]:
     data = read_json(path)
     if not looks_like(data):
         raise CatalogueError(path, "not a llama-benchy JSON report", "benchmarks")
+    checked(path, _Report, data)
     version = require(path, data, "version", (str,))
     mode = require(path, data, "latency_mode", (str,))
     latency = require(path, data, "latency_ms", (int, float))

@@ -11,6 +11,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, create_model
+
+from catalogue.imports.schema import MAX_SAMPLES, Count, Figure, Raw, Signed, Text, Tokens, checked
 from catalogue.imports.source import ImportedLevels, file_date, is_number, read_json, regular_file, require
 from catalogue.models.benchmark import LevelResult, RateLevel, Stats
 from catalogue.models.errors import CatalogueError
@@ -48,6 +51,61 @@ SWEEP = "sweep"
 """Format name of a `vllm bench sweep serve` folder (`catalogue import`'s FORMATS key)."""
 WORKLOAD_SWEEP = "sweep serve_workload"
 """Format name of a `vllm bench sweep serve_workload` folder: its combination folders end in `WL-<var>=<value>`."""
+
+_LATENCIES: dict[str, Any] = {
+    f"{stat}_{name}_ms": (Figure | None, None)
+    for name in ("ttft", "tpot", "itl", "e2el")
+    for stat in ("mean", "std", "median", "p50", "p90", "p95", "p99")
+}
+_Latencies = create_model("_Latencies", __base__=Raw, **_LATENCIES)
+"""Each latency summary vLLM writes (mean_ttft_ms, p99_e2el_ms, ...): a finite non-negative number or absent."""
+
+
+class _Result(_Latencies):
+    """The fields of a `vllm bench serve --save-result` JSON the catalogue reads (vLLM writes more)."""
+
+    completed: Count
+    """Requests that finished."""
+    failed: Count | None = None
+    """Requests that failed."""
+    num_prompts: Count | None = None
+    """Requests the client sent."""
+    max_concurrency: Count | None = None
+    """The --max-concurrency cap, null without one (0 is refused with its own line)."""
+    duration: Figure
+    """Seconds the benchmark ran."""
+    total_input_tokens: Tokens
+    """Prompt tokens over every completed request."""
+    total_output_tokens: Tokens
+    """Output tokens over every completed request."""
+    output_throughput: Figure
+    """Output tokens ÷ duration."""
+    total_token_throughput: Figure | None = None
+    """All tokens ÷ duration."""
+    max_output_tokens_per_s: Figure | None = None
+    """Best one-second bucket of output tokens."""
+    request_throughput: Figure | None = None
+    """Completed requests ÷ duration."""
+    request_goodput: Figure | None = None
+    """Requests per second that met every --goodput limit."""
+    burstiness: Figure | None = None
+    """The gamma arrivals' shape (1: Poisson)."""
+    model_id: Text | None = None
+    """Model name the client sent."""
+    date: Text | None = None
+    """When it ran, YYYYMMDD-HHMMSS."""
+    ttfts: list[Figure] | None = Field(None, max_length=MAX_SAMPLES)
+    """Per-request time to first token, s (--save-detailed)."""
+    latencies: list[Figure] | None = Field(None, max_length=MAX_SAMPLES)
+    """Per-request end-to-end latency, s."""
+    start_times: list[Signed] | None = Field(None, max_length=MAX_SAMPLES)
+    """Per-request send time, s on the client's clock."""
+    output_lens: list[Count] | None = Field(None, max_length=MAX_SAMPLES)
+    """Per-request output tokens."""
+    itls: list[list[Figure]] | None = Field(None, max_length=MAX_SAMPLES)
+    """Per-request inter-token gaps, s."""
+    errors: list[Text | None] | None = Field(None, max_length=MAX_SAMPLES)
+    """Per-request error text, empty for a success."""
 
 
 def looks_like(data: Any) -> bool:
@@ -103,7 +161,7 @@ def _figures(raw: dict[str, Any], raw_name: str) -> dict[str, Any]:
         "e2e_ms": _stats(raw, "e2el", requests),
         "duration_s": raw.get("duration"),
         "completed": int(raw.get("completed", 0)),
-        "failed": int(raw.get("failed", 0)),
+        "failed": int(raw.get("failed") or 0),
         "raw": [raw_name],
     }
 
@@ -162,6 +220,7 @@ def is_open_loop(raw: dict[str, Any]) -> bool:
 
 
 def _checked(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    checked(path, _Result, data)
     for name in REQUIRED:
         require(path, data, name, (int, float))
     if data.get("ramp_up_strategy"):
