@@ -314,3 +314,22 @@ def test_owner_folders_mount_freely_unless_shared():
     context = PolicyContext(owner_folders=("/srv",))
     assert check_options(["-v", "/srv/m:/m"], {}, context) == []
     assert one(["-v", "/srv/m:/m:rshared"], context=context).why.startswith("mounts a host folder with shared")
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--gpus", "all", "--tmpfs"], "--tmpfs"),
+        (["--label"], "--label"),
+        (["--ipc", "host", "--workdir"], "--workdir"),
+        (["-v"], "--volume"),
+        (["-itu"], "--user"),
+    ],
+)
+def test_an_option_left_without_its_value_is_refused(options, named):
+    """attack44d finding 7: a value-taking option last in container.options took the profile's next word as its
+    value in docker's reading (`--tmpfs --ipc host ...`: `host` became the image); the static walk gave it ''."""
+    found = [f for f in check_options(options, {}) if f.cls == "never"]
+    assert [(f.option, f.field) for f in found] == [(named, ("serving", "container", "options", len(options) - 1))]
+    assert "no word follows it" in found[0].why
+    assert not [f for f in check_options([*options, "a=b"], {}) if f.cls == "never"]  # with a value: not this

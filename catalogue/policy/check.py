@@ -69,6 +69,11 @@ BARE_ENV_WHY = (
     "docker copies the owner's {name} into the container: the runner passes variables itself (serving.env, or "
     "serving.env_from_host by name)"
 )
+MISSING_VALUE_WHY = (
+    "takes a value, and no word follows it: docker would take the next word of the command (the platform profile's "
+    "next option, or the image) as its value and read the rest otherwise"
+)
+MISSING_VALUE_HOW = "never allowed: give its value (`--tmpfs /scratch`), or leave the option out"
 HOME_WORD = re.compile(r"^(\$HOME|\$\{HOME\})(?=/|$)")
 
 
@@ -83,6 +88,9 @@ def check_options(
         if name.startswith("?"):
             why = f"not a `docker run` option of docker {known.version}: the policy cannot classify it"
             out.append(never(name[1:], why, "catalogue policy", field))
+            continue
+        if name.startswith("!"):
+            out.append(never(f"--{name[1:]}", MISSING_VALUE_WHY, "catalogue policy", field, MISSING_VALUE_HOW))
             continue
         if not known.takes_value.get(name, True) and (value or "").lower() in SWITCH_OFF:
             continue
