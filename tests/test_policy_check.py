@@ -1,7 +1,7 @@
 """catalogue.policy.check: each `docker run` option, mount, variable and flag of a launch as the line it prints
-(texts from the policy's tables: catalogue/policy/rules.py, paths.py, env.yaml, flags.yaml), the value forms docker
-reads (a label's key in any case, a capability with or without CAP_, a device's host side, the long --network
-syntax), and the recipe's declared consent; a launch as a whole and a recipe file: test_policy_check_launch.py."""
+(texts from the policy's tables: catalogue/policy/rules.py, paths.py, env.yaml, flags.yaml), an option left without
+its value, and the recipe's declared consent; the value forms docker reads: test_policy_option_rules.py; a launch
+as a whole and a recipe file: test_policy_check_launch.py."""
 
 from __future__ import annotations
 
@@ -11,10 +11,7 @@ from pathlib import Path
 import pytest
 
 from catalogue.policy import rules
-from catalogue.policy.check import (
-    check_options,
-    option_rule,
-)
+from catalogue.policy.check import check_options
 from catalogue.policy.finding import PolicyFinding
 from catalogue.policy.mounts import PolicyContext
 
@@ -33,32 +30,6 @@ def how(name: str) -> str:
 def one(options: list[str], declared=None, context=None) -> PolicyFinding:
     (found,) = check_options(options, declared or {}, context)
     return found
-
-
-@pytest.mark.parametrize(
-    ("option", "value", "cls", "why"),
-    [
-        ("cap-add", "cap_net_admin", "consent", "adds a kernel capability beyond docker's default set"),
-        ("cap-add", "NET_ADMIN", "consent", "adds a kernel capability beyond docker's default set"),
-        ("label", "CATALOGUE.run=x", "never", "a label of the runner's own: clean-up finds its containers by them"),
-        ("label", "app=catalogue.x", None, None),  # only the key is read in lower case
-        ("device", "nvidia.com/gpu=all", "allowed", "the GPU through its runtime (CDI)"),
-        ("device", "/dev/infiniband:/dev/infiniband:rwm", "consent", "exposes a host device to the container"),
-        ("network", "name=container:db,alias=x", "consent", "joins another container's network namespace"),
-        ("network", "NAME=container:db , alias=x", "consent", "joins another container's network namespace"),
-        ("network", "name=bridge,name=container:db", "consent", "joins another container's network namespace"),
-        ("network", "name=container:a=b", "consent", "joins another container's network namespace"),  # first '='
-        ("network", "alias=x,driver-opt=y", None, None),  # no name field: the value as written
-        ("network", '"name=container:db', None, None),  # docker's CSV cannot read it: the value as written
-        ("network", "host", None, None),
-        ("uts", "host", "consent", "shares the host's UTS namespace (its hostname)"),
-        ("uts", "private", None, None),
-        ("runtime", "nvidia", "allowed", "the GPU runtime"),
-    ],
-)
-def test_option_rule_reads_the_value_as_docker_does(option, value, cls, why):
-    rule = option_rule(option, value)
-    assert (rule.cls, rule.why) == (cls, why) if cls else rule is None
 
 
 def test_a_rule_names_the_value_docker_reads():
