@@ -25,9 +25,12 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     # 2. docker's parse: Go's CSV, first record only; control characters in any argv word
     "mount value past its first line": (
         options("--mount", "type=bind,source=/etc,target=/x\n,type=volume,target=/d"),
-        "never: type=bind,source=/etc,target=/x\\n,type=volume,target=/d: a control character (U+000A)",
+        "never: type=bind,source=/etc,target=/x\\n,type=volume,target=/d: a control or format character (U+000A)",
     ),
-    "escape in a variable": (env("GREETING", "\x1b]0;pwned\x07"), "never: \\x1b]0;pwned\\x07: a control character"),
+    "escape in a variable": (
+        env("GREETING", "\x1b]0;pwned\x07"),
+        "never: \\x1b]0;pwned\\x07: a control or format character",
+    ),
     "image mount": (
         options("--mount", "type=Image,source=docker.io/evil/site-packages:1,target=/usr/lib/python3/dist-packages"),
         "consent: --mount image=docker.io/evil/site-packages:1: ",
@@ -45,8 +48,8 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         "never: --mount /etc: a field given twice (source, src): docker's CLI uses the last",
     ),
     "mount target given twice": (
-        options("--mount", "type=bind,source=/tmp,target=/a,destination=/b"),
-        "never: --mount /tmp: a field given twice (target, destination)",
+        options("--mount", "type=bind,source=/opt,target=/a,destination=/b"),
+        "never: --mount /opt: a field given twice (target, destination)",
     ),
     "image that starts with a dash": (
         serving(lambda s: s.update(image="-v/etc:/x")),
@@ -157,12 +160,12 @@ DOCKER_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "path variable through a bind into credentials": (
         serving(
             lambda s: (
-                s["container"]["options"].extend(["--mount", "type=bind,src=/tmp,dst=/data"]),
+                s["container"]["options"].extend(["--mount", "type=bind,src=/opt,dst=/data"]),
                 s["env"].update(HF_HOME="/data/.ssh"),
-                s.update(consent=[{"option": "--mount /tmp", "reason": "scratch space"}]),
+                s.update(consent=[{"option": "--mount /opt", "reason": "scratch space"}]),
             )
         ),
-        "never: HF_HOME /tmp/.ssh: points HF_HOME (in the bind at /data) at a folder of credentials",
+        "never: HF_HOME /opt/.ssh: points HF_HOME (in the bind at /data) at a folder of credentials",
     ),
     "path variable of a local process": (
         serving(

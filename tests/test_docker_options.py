@@ -13,7 +13,8 @@ from catalogue.policy.docker_options import option_key, option_name, option_valu
     [
         (["--ipc=host"], [(0, "ipc", "host")]),
         (["--ipc", "host"], [(0, "ipc", "host")]),
-        (["--ipc"], [(0, "ipc", "")]),
+        (["--ipc"], [(0, "!ipc", None)]),  # no word left for its value: docker would take what follows
+        (["--ipc="], [(0, "ipc", "")]),
         (["--privileged"], [(0, "privileged", None)]),
         (["--privileged=true"], [(0, "privileged", "true")]),
         (["--net=host"], [(0, "network", "host")]),
@@ -22,7 +23,8 @@ from catalogue.policy.docker_options import option_key, option_name, option_valu
         (["-v", "/a:/b"], [(0, "volume", "/a:/b")]),
         (["-v/a:/b"], [(0, "volume", "/a:/b")]),
         (["-e=K=V"], [(0, "env", "K=V")]),
-        (["-v"], [(0, "volume", "")]),
+        (["-v"], [(0, "!volume", None)]),
+        (["-itv"], [(0, "interactive", None), (0, "tty", None), (0, "!volume", None)]),
         (["-it"], [(0, "interactive", None), (0, "tty", None)]),
         (["-ite", "K=V"], [(0, "interactive", None), (0, "tty", None), (0, "env", "K=V")]),
         (["-iQ", "x"], [(0, "interactive", None), (0, "?-Q", None), (1, "?x", None)]),

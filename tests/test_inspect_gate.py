@@ -291,3 +291,24 @@ def test_the_runners_cache_variables_pass_by_their_exact_values_and_no_other_lan
     assert "a folder of the owner's that the runner itself mounts at /catalogue-cache" in line, line
     assert not any("VLLM_CACHE_ROOT" in x or "TORCHINDUCTOR_CACHE_DIR" in x for x in lines), lines
     assert all_containers() == before
+
+
+def test_a_container_docker_made_of_another_image_than_planned_is_refused(engine):
+    """attack44d finding 7: a value-taking option left last in the recipe's options takes the next word as its value
+    in docker's reading, and a later word becomes the image. Here `--label` takes `--rm` and docker makes the
+    container of the vllm-cpu image, the planned image its command: the gate compares Config.Image and the image id
+    with a container created of the planned image alone, refuses, and removes what it created."""
+    labels = {"catalogue.recipe": "gate-test", "catalogue.run": "image"}
+    other = "local/vllm-cpu:0.32.0"
+    argv = [
+        *("docker", "run", "--log-driver", "json-file"),
+        *(w for k, v in labels.items() for w in ("--label", f"{k}={v}")),
+        *("--label", "--rm", other, IMAGE, "true"),
+    ]
+    before = all_containers()
+    with pytest.raises(Refused) as refused:
+        create_all([Container("server", LOCAL, argv, {}, labels)], {"server": IMAGE}, Verdicts({}, []))
+    lines = str(refused.value).splitlines()
+    [line] = [x for x in lines if ": never: image " in x]
+    assert f"never: image {other}: docker made it of '{other}'" in line and f"planned image ({IMAGE})" in line, line
+    assert all_containers() == before

@@ -250,7 +250,11 @@ def test_the_paste_of_issue_18_is_flagged_line_by_line_and_its_token_never_writt
     data = yaml.safe_load(text)
     assert data["publish"] is False
     assert data["serving"]["env_from_host"] == ["HF_TOKEN"] and "HF_TOKEN" not in data["serving"]["env"]
-    assert [c["option"] for c in data["serving"]["consent"]] == ["--privileged", "--pid host"]
+    assert [c["option"] for c in data["serving"]["consent"]] == [
+        "--privileged",
+        "--pid host",
+        "env_from_host HF_TOKEN to remote code openai/gpt-oss-20b",  # the repository's code would see the token
+    ]
     assert all(c["reason"].startswith("TODO") for c in data["serving"]["consent"])
     errors = out.err.strip().splitlines()
     assert [line.split(": ", 3)[1:3] for line in errors] == [

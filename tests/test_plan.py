@@ -267,3 +267,27 @@ def test_a_container_the_plan_mounts_read_only_cannot_write_into_the_owners_cach
     assert out.returncode != 0 and out.stdout == "{}", out
     assert "Read-only file system" in out.stderr, out.stderr
     assert sorted(p.name for p in (tmp_path / "hub").iterdir()) == ["models--org--m"]
+
+
+def test_a_launch_that_runs_code_of_its_choice_gets_a_compile_cache_of_its_own(hosts_file):
+    """attack44d finding 1: the cache was keyed by image and folder only, so a pull request that edited a recipe to
+    run its code (--trust-remote-code of another repository) wrote torch.compile files the committed recipe's later
+    runs in the same checkout load. A launch that runs code of its choice gets a folder keyed by the launch too."""
+    base = entry("gemma4-26b-a4b-bf16-djangs")  # runs no code of its choice: the plain folder
+    hosts = parse_hosts("spark1", hosts_file)
+
+    def cache(model: str | None = None, **flags) -> tuple[str, list[str]]:
+        serving = base.recipe.serving.model_copy(update={"flags": {**base.recipe.serving.flags, **flags}})
+        recipe = base.recipe.model_copy(update={"serving": serving, "model": model or base.recipe.model})
+        plan = make_plan(replace(base, recipe=recipe), hosts=hosts)
+        (own,) = [m.source for m in plan.nodes[0].own_mounts if m.target == "/catalogue-cache"]
+        return own, plan.changes
+
+    plain, changes = cache()
+    assert "-code-" not in plain and not any("compile cache" in c for c in changes)
+    code, changes = cache(**{"trust-remote-code": True})
+    assert code.startswith(plain + "-code-") and any("compile cache is a folder of this launch" in c for c in changes)
+    other, _ = cache("attacker/other-model", **{"trust-remote-code": True})
+    plugin, _ = cache(**{"tool-parser-plugin": "/r/p.py"})
+    assert len({plain, code, other, plugin}) == 4
+    assert cache(**{"trust-remote-code": True})[0] == code  # the same launch keeps its warm cache

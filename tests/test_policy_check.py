@@ -1,7 +1,7 @@
 """catalogue.policy.check: each `docker run` option, mount, variable and flag of a launch as the line it prints
-(texts from the policy's tables: catalogue/policy/rules.py, paths.py, env.yaml, flags.yaml), the value forms docker
-reads (a label's key in any case, a capability with or without CAP_, a device's host side, the long --network
-syntax), and the recipe's declared consent; a launch as a whole and a recipe file: test_policy_check_launch.py."""
+(texts from the policy's tables: catalogue/policy/rules.py, paths.py, env.yaml, flags.yaml), an option left without
+its value, and the recipe's declared consent; the value forms docker reads: test_policy_option_rules.py; a launch
+as a whole and a recipe file: test_policy_check_launch.py."""
 
 from __future__ import annotations
 
@@ -11,10 +11,7 @@ from pathlib import Path
 import pytest
 
 from catalogue.policy import rules
-from catalogue.policy.check import (
-    check_options,
-    option_rule,
-)
+from catalogue.policy.check import check_options
 from catalogue.policy.finding import PolicyFinding
 from catalogue.policy.mounts import PolicyContext
 
@@ -33,32 +30,6 @@ def how(name: str) -> str:
 def one(options: list[str], declared=None, context=None) -> PolicyFinding:
     (found,) = check_options(options, declared or {}, context)
     return found
-
-
-@pytest.mark.parametrize(
-    ("option", "value", "cls", "why"),
-    [
-        ("cap-add", "cap_net_admin", "consent", "adds a kernel capability beyond docker's default set"),
-        ("cap-add", "NET_ADMIN", "consent", "adds a kernel capability beyond docker's default set"),
-        ("label", "CATALOGUE.run=x", "never", "a label of the runner's own: clean-up finds its containers by them"),
-        ("label", "app=catalogue.x", None, None),  # only the key is read in lower case
-        ("device", "nvidia.com/gpu=all", "allowed", "the GPU through its runtime (CDI)"),
-        ("device", "/dev/infiniband:/dev/infiniband:rwm", "consent", "exposes a host device to the container"),
-        ("network", "name=container:db,alias=x", "consent", "joins another container's network namespace"),
-        ("network", "NAME=container:db , alias=x", "consent", "joins another container's network namespace"),
-        ("network", "name=bridge,name=container:db", "consent", "joins another container's network namespace"),
-        ("network", "name=container:a=b", "consent", "joins another container's network namespace"),  # first '='
-        ("network", "alias=x,driver-opt=y", None, None),  # no name field: the value as written
-        ("network", '"name=container:db', None, None),  # docker's CSV cannot read it: the value as written
-        ("network", "host", None, None),
-        ("uts", "host", "consent", "shares the host's UTS namespace (its hostname)"),
-        ("uts", "private", None, None),
-        ("runtime", "nvidia", "allowed", "the GPU runtime"),
-    ],
-)
-def test_option_rule_reads_the_value_as_docker_does(option, value, cls, why):
-    rule = option_rule(option, value)
-    assert (rule.cls, rule.why) == (cls, why) if cls else rule is None
 
 
 def test_a_rule_names_the_value_docker_reads():
@@ -314,3 +285,22 @@ def test_owner_folders_mount_freely_unless_shared():
     context = PolicyContext(owner_folders=("/srv",))
     assert check_options(["-v", "/srv/m:/m"], {}, context) == []
     assert one(["-v", "/srv/m:/m:rshared"], context=context).why.startswith("mounts a host folder with shared")
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--gpus", "all", "--tmpfs"], "--tmpfs"),
+        (["--label"], "--label"),
+        (["--ipc", "host", "--workdir"], "--workdir"),
+        (["-v"], "--volume"),
+        (["-itu"], "--user"),
+    ],
+)
+def test_an_option_left_without_its_value_is_refused(options, named):
+    """attack44d finding 7: a value-taking option last in container.options took the profile's next word as its
+    value in docker's reading (`--tmpfs --ipc host ...`: `host` became the image); the static walk gave it ''."""
+    found = [f for f in check_options(options, {}) if f.cls == "never"]
+    assert [(f.option, f.field) for f in found] == [(named, ("serving", "container", "options", len(options) - 1))]
+    assert "no word follows it" in found[0].why
+    assert not [f for f in check_options([*options, "a=b"], {}) if f.cls == "never"]  # with a value: not this

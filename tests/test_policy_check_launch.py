@@ -81,6 +81,8 @@ def test_a_launch_in_a_container_in_order():
         ("consent", "VLLM_CACHE_ROOT /srv/c/x", None),
         ("consent", "env_from_host AWS_KEY", None),
         ("consent", "--worker-cls", None),
+        ("consent", "env_from_host AWS_KEY to --worker-cls", None),  # the owner's variables beside that code
+        ("consent", "env_from_host NCCL_SOCKET_IFNAME to --worker-cls", None),
     ]
     assert {f.source for f in found} == {"recipe.yaml"}
 
@@ -272,6 +274,8 @@ def test_each_part_of_a_launch_gets_what_it_needs():
         ("consent", "--worker-cls", "the image's worker"),
         ("note", "--trust-remote-code", None),  # in a container
         ("note", "--host 0.0.0.0", None),  # the published port opens it
+        ("consent", "env_from_host HF_TOKEN to --worker-cls", None),  # the image's consent names the token already
+        ("consent", "env_from_host HF_TOKEN to remote code the recipe's model", None),
     ]
     assert found[0].why == (
         "runs the code of an image the trust list does not name (publisher docker.io/evil/); the owner's HF_TOKEN "

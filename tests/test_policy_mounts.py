@@ -252,3 +252,34 @@ def test_the_owners_own_hf_home_is_judged_like_the_default_cache(monkeypatch):
     assert mount_verdict("/data/hf/hub")[0] == "consent"
     monkeypatch.delenv("HF_HOME")
     assert mount_verdict("/data")[0] == "consent"
+
+
+STARTUP = ("never", MOUNT_NEVER_WHY["startup"])
+
+
+@pytest.mark.parametrize(
+    ("source", "verdict"),
+    [
+        ("~/.bashrc", STARTUP),
+        ("~/.profile", STARTUP),
+        ("~/.bash_profile", STARTUP),
+        ("~/.zshrc", STARTUP),
+        ("~/.config/autostart", STARTUP),
+        ("~/.config/systemd/user", STARTUP),
+        ("~/.local/bin", STARTUP),
+        ("~/.gitconfig", STARTUP),
+        ("/home/someone/.config/systemd", STARTUP),
+        ("/root/.local/bin/x", STARTUP),
+        ("~/.config/autostart/../systemd", STARTUP),  # resolved as the kernel will
+        ("/tmp/.X11-unix", ("never", MOUNT_NEVER_WHY["tree"].format(path="/tmp/.X11-unix"))),
+        ("/tmp", ("never", MOUNT_NEVER_WHY["holds"].format(path="/tmp/.X11-unix"))),
+        ("/var/snap/docker/common/var-lib-docker", ("never", MOUNT_NEVER_WHY["tree"].format(path="/var/snap/docker"))),
+        ("/tmp/catalogue-x", ("consent", MOUNT_CONSENT_WHY)),
+        ("/srv/a/.profile-data", ("consent", MOUNT_CONSENT_WHY)),
+        ("/srv/a/bin", ("consent", MOUNT_CONSENT_WHY)),
+    ],
+)
+def test_host_paths_of_code_the_owners_login_runs_are_never(source, verdict):
+    """attack44d finding 8: these were consent with the why of any folder ("a host folder the owner has not named");
+    what a container writes there runs on the host as the owner at the next login, shell, git command or X client."""
+    assert mount_verdict(source) == verdict

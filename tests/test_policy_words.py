@@ -21,7 +21,13 @@ from catalogue.policy.words import argv_strings, check_flag_values, check_image_
         ("x\x7f", "U+007F"),
         ("x\x9b", "U+009B"),
         ("ok\x1b[31m\n", "U+001B"),
-        ("é ü \u200b", None),
+        ("é ü ñ 模型", None),
+        ("é ü \u200b", "U+200B"),  # zero-width space (Cf): attack44d finding 8, these passed
+        ("m\u202egnp.exe", "U+202E"),  # right-to-left override
+        ("a\u2066b", "U+2066"),  # left-to-right isolate
+        ("a\u2028b", "U+2028"),  # line separator (Zl): printed as a real newline inside the quoted word
+        ("a\u2029b", "U+2029"),  # paragraph separator (Zp)
+        ("\ufeffx", "U+FEFF"),  # byte-order mark (Cf)
     ],
 )
 def test_control_char_names_the_first_one(text, expected):
@@ -156,3 +162,10 @@ def test_a_serving_block_without_image_or_model_path_fields():
     bare = SimpleNamespace(container=None, env={"A": "\n"}, env_from_host=[], flags={"x": "--y"})
     assert [f.field for f in check_words(bare)] == [("serving", "env", "A"), ("serving", "flags", "x")]
     assert list(argv_strings(bare))[-1] == (("serving", "flags", "x"), "--y")
+
+
+def test_the_attackers_bidi_served_model_name_is_never():
+    """attack44d finding 8: findings/bidi-recipe.yaml's served-model-name validated with 0 errors."""
+    (found,) = check_words(Serving(flags={"served-model-name": "gpt\u202eoss\u2028x"}))
+    assert found.cls == "never" and found.field == ("serving", "flags", "served-model-name")
+    assert "(U+202E)" in found.why and found.option == "gpt\\u202eoss\\u2028x"

@@ -143,7 +143,9 @@ def run_check_changes(roots: list[Path], base: str) -> int:
             if on_actions:
                 print(error_annotation(exc))
     for entry in entries:
-        for rule in check_recipe_file(entry.folder / RECIPE_FILE, entry.recipe.serving, platform=entry.platform):
+        for rule in check_recipe_file(
+            entry.folder / RECIPE_FILE, entry.recipe.serving, platform=entry.platform, model=entry.recipe.model_arg
+        ):
             errors += rule.is_error
             level = policy_level(rule, entry.recipe.publish)
             lines.append(str(rule) if level != "warning" or rule.cls == "consent" else f"warning: {rule}")

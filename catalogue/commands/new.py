@@ -60,6 +60,7 @@ def consent_todo(data: dict[str, Any], label: str) -> None:
         source=label,
         env_from_host=serving.get("env_from_host", []),
         context=context_for(draft_platform(data)),
+        model=serving.get("model_path") or data.get("model"),
     )
     names = list(dict.fromkeys(f.option for f in found if f.cls == "consent"))
     if names:
@@ -163,7 +164,7 @@ def recipe_data(
     serving["flags"] = flags
     if serve.not_upstream and docker is not None:
         serving["image_flags"] = dict.fromkeys(serve.not_upstream, docker.image)
-    consent_todo({"serving": serving, "hardware": hardware}, label)
+    consent_todo({"serving": serving, "hardware": hardware, "model": model_id}, label)
     title = f"{model_id} on {hardware['name']}"
     data = {
         "title": title,
@@ -283,7 +284,8 @@ def _new(
     leaked = [value for value in secrets if value and value in body]
     if leaked:
         raise CatalogueError(label, f"a secret ({mask(leaked[0])}) would be written to the recipe: nothing written")
-    policy = check_recipe_file(target, Recipe.model_validate(data).serving, body, draft_platform(data))
+    recipe = Recipe.model_validate(data)
+    policy = check_recipe_file(target, recipe.serving, body, draft_platform(data), model=recipe.model_arg)
     write_text(target, body)
     for note in [*(from_sparkrun.notes if from_sparkrun else []), *notes]:
         print(redact(f"note: {note}", secrets))

@@ -29,7 +29,11 @@ def secrets_first(roots: list[Path], ids: list[str]) -> list[PolicyFinding]:
 def policy_findings(entries: list[Entry]) -> list[PolicyFinding]:
     """The run policy over every entry, with file lines."""
     return [
-        f for e in entries for f in check_recipe_file(e.folder / RECIPE_FILE, e.recipe.serving, platform=e.platform)
+        f
+        for e in entries
+        for f in check_recipe_file(
+            e.folder / RECIPE_FILE, e.recipe.serving, platform=e.platform, model=e.recipe.model_arg
+        )
     ]
 
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 from catalogue.models.errors import yaml_line
 from catalogue.models.runner_mounts import runner_binds
 from catalogue.policy import paths, rules
-from catalogue.policy.docker_csv import CsvError, first_record
+from catalogue.policy.code_secrets import check_secrets_to_code
 from catalogue.policy.docker_options import docker_options, walk_options
 from catalogue.policy.env import check_env, check_env_from_host, check_env_paths, check_runner_sets
 from catalogue.policy.finding import Declared, FindingClass, PolicyFinding, consent, never
@@ -36,6 +35,7 @@ from catalogue.policy.mounts import (
     mount_verdict,
     parse_mount,
 )
+from catalogue.policy.option_rules import normal_value, option_rule
 from catalogue.policy.secret_scan import scan_text
 from catalogue.policy.words import check_words
 from catalogue.policy.written_paths import landing_for
@@ -59,6 +59,7 @@ __all__ = [
     "missing_allows",
     "mount_verdict",
     "mutable_tag",
+    "option_rule",
     "parse_mount",
     "required_allows",
     "walk_options",
@@ -68,39 +69,12 @@ BARE_ENV_WHY = (
     "docker copies the owner's {name} into the container: the runner passes variables itself (serving.env, or "
     "serving.env_from_host by name)"
 )
+MISSING_VALUE_WHY = (
+    "takes a value, and no word follows it: docker would take the next word of the command (the platform profile's "
+    "next option, or the image) as its value and read the rest otherwise"
+)
+MISSING_VALUE_HOW = "never allowed: give its value (`--tmpfs /scratch`), or leave the option out"
 HOME_WORD = re.compile(r"^(\$HOME|\$\{HOME\})(?=/|$)")
-
-
-def option_rule(name: str, value: str | None) -> rules.OptionRule | None:
-    """The first rule of the table for this option and value."""
-    shown = _normal_value(name, value or "")
-    for rule in rules.OPTION_RULES:
-        if rule.option == name and fnmatchcase(shown, rule.value):
-            return rule
-    return None
-
-
-def _normal_value(name: str, value: str) -> str:
-    if name == "label":
-        key, eq, rest = value.partition("=")
-        return key.lower() + eq + rest
-    if name == "cap-add":
-        return value.upper().removeprefix("CAP_")
-    if name == "device":
-        return value.split(":", 1)[0]
-    if name == "network" and re.search(r"\w+=\w+", value):
-        return _network_name(value)
-    return value
-
-
-def _network_name(value: str) -> str:
-    """The network of docker's long `--network name=...,alias=...` syntax (its CSV's `name` field)."""
-    try:
-        fields = first_record(value)
-    except CsvError:
-        return value
-    names = [v.strip() for k, _, v in (f.partition("=") for f in fields) if k.strip().lower() == "name"]
-    return names[-1] if names else value
 
 
 def check_options(
@@ -114,6 +88,9 @@ def check_options(
         if name.startswith("?"):
             why = f"not a `docker run` option of docker {known.version}: the policy cannot classify it"
             out.append(never(name[1:], why, "catalogue policy", field))
+            continue
+        if name.startswith("!"):
+            out.append(never(f"--{name[1:]}", MISSING_VALUE_WHY, "catalogue policy", field, MISSING_VALUE_HOW))
             continue
         if not known.takes_value.get(name, True) and (value or "").lower() in SWITCH_OFF:
             continue
@@ -135,7 +112,7 @@ def check_options(
             continue
         if rule.cls == "allowed":
             continue
-        shown = f"--{name} {_normal_value(name, value or '')}" if rule.named_by_value else f"--{name}"
+        shown = f"--{name} {normal_value(name, value or '')}" if rule.named_by_value else f"--{name}"
         if rule.cls == "never":
             out.append(never(shown, rule.why, rule.basis, field))
         else:
@@ -234,9 +211,11 @@ def check_launch(
     env_from_host: Iterable[str] = (),
     context: PolicyContext | None = None,
     image_source: str | None = None,
+    model: str | None = None,
 ) -> list[PolicyFinding]:
     """Every finding of the policy for one launch: docker options, env, vLLM flags, image; `source` names the file.
-    The image is judged against the trust list of a context (none: not judged)."""
+    The image is judged against the trust list of a context (none: not judged). `model`: the repository (or folder)
+    vLLM loads, which names the code --trust-remote-code runs (catalogue.policy.code_secrets)."""
     declared = declared_map(consent_given)
     from_host = list(env_from_host)
     found = [
@@ -249,6 +228,7 @@ def check_launch(
         *check_env_from_host(from_host, declared, context.profile_env if context else ()),
         *check_flags(flags, options, env, image, from_host, declared, landing_for(options, context)),
     ]
+    found += check_secrets_to_code(found, from_host, flags, model, declared)
     return [replace(f, source=source) for f in found]
 
 
@@ -285,9 +265,11 @@ def check_serving(
     platform: Any = None,
     owner_folders: Iterable[str] = (),
     owner_images: Iterable[str] = (),
+    model: str | None = None,
 ) -> list[PolicyFinding]:
     """check_launch for a recipe's `serving` block (catalogue.models.recipe.Serving) on its platform profile, with the
-    folders and images the owner lets recipes use (the runner's hosts file; none for `validate`)."""
+    folders and images the owner lets recipes use (the runner's hosts file; none for `validate`); `model`: the
+    recipe's model argument (Recipe.model_arg)."""
     container = serving.container
     words = check_words(serving)
     if words:  # one line per such word: what the rest of the launch means is not what docker would read
@@ -302,14 +284,17 @@ def check_serving(
         env_from_host=serving.env_from_host,
         context=context_for(platform, owner_folders, owner_images),
         image_source=serving.image_source,
+        model=model,
     )
 
 
-def code_options(serving: Any, platform: Any = None, owner_images: Iterable[str] = ()) -> list[str]:
+def code_options(
+    serving: Any, platform: Any = None, owner_images: Iterable[str] = (), model: str | None = None
+) -> list[str]:
     """The names of the findings that let code of the recipe's choice run in its container (PolicyFinding.runs_code:
     a loads-code or unclassed flag or JSON key such as compilation-config's backend, a loads-code variable, an image
     off the trust list, the platform's and the owner's): the runner mounts the HF cache's hub read-only for them."""
-    found = check_serving(serving, source="", platform=platform, owner_images=owner_images)
+    found = check_serving(serving, source="", platform=platform, owner_images=owner_images, model=model)
     return [f.option for f in found if f.runs_code]
 
 
@@ -326,12 +311,18 @@ def check_recipe_file(
     platform: Any = None,
     owner_folders: Iterable[str] = (),
     owner_images: Iterable[str] = (),
+    model: str | None = None,
 ) -> list[PolicyFinding]:
     """The policy for a recipe file: its launch and every secret in its text, each with its line."""
     if text is None:
         text = Path(path).read_text(encoding="utf-8")
     found = check_serving(
-        serving, source=str(path), platform=platform, owner_folders=owner_folders, owner_images=owner_images
+        serving,
+        source=str(path),
+        platform=platform,
+        owner_folders=owner_folders,
+        owner_images=owner_images,
+        model=model,
     )
     for name in unused_consent(found, serving.consent):
         i = next(i for i, c in enumerate(serving.consent) if c.option == name)

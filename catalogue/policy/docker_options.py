@@ -22,7 +22,9 @@ def docker_options() -> DockerRunOptions:
 
 
 def walk_options(options: Sequence[str]) -> list[tuple[int, str, str | None]]:
-    """(index of the first word, long option name, value) for each option; an unknown word gives name '?'.
+    """(index of the first word, long option name, value) for each option; an unknown word gives name '?', an option
+    that takes a value with no word left after it name '!' and no value (docker would take the next word of
+    whatever follows these options: the platform profile's, or the image).
 
     Kept per list of words: the policy, the profile merge and a page's launch blocks walk the same options and the
     same single options again and again (about 80 walks of some 15 lists a recipe)."""
@@ -44,7 +46,10 @@ def _walk(options: tuple[str, ...]) -> tuple[tuple[int, str, str | None], ...]:
                 out.append((start, "?" + word, None))
                 continue
             if known.takes_value[long] and not eq:
-                value = options[i] if i < len(options) else ""
+                if i >= len(options):
+                    out.append((start, "!" + long, None))
+                    continue
+                value = options[i]
                 i += 1
             out.append((start, long, value if (eq or known.takes_value[long]) else None))
         elif word.startswith("-") and len(word) > 1:
@@ -57,7 +62,10 @@ def _walk(options: tuple[str, ...]) -> tuple[tuple[int, str, str | None], ...]:
                 if known.takes_value[long]:
                     value = letters[j + 1 :].removeprefix("=")
                     if not value:
-                        value = options[i] if i < len(options) else ""
+                        if i >= len(options):
+                            out.append((start, "!" + long, None))
+                            break
+                        value = options[i]
                         i += 1
                     out.append((start, long, value))
                     break

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from catalogue.models.bounded import JsonTooDeep, json_value
@@ -47,9 +47,10 @@ def check_flags(
         field = ("serving", "flags", "trust-remote-code")
         if image is None:  # the model repository's code runs on the owner's machine, with the user's files
             why = _text("trust-remote-code-host")
-            out.append(consent("--trust-remote-code", why, rules.FLAGS_BASIS, declared or {}, field))
-        else:
-            out.append(_note("--trust-remote-code", _text("trust-remote-code"), "allowed; the page says so", field))
+            out.append(consent("--trust-remote-code", why, rules.FLAGS_BASIS, declared or {}, field, runs_code=True))
+        else:  # runs_code: the owner's variables reach it only with consent (catalogue.policy.code_secrets)
+            note = _note("--trust-remote-code", _text("trust-remote-code"), "allowed; the page says so", field)
+            out.append(replace(note, runs_code=True))
     if _open_to_network(flags, options, env, image, env_from_host):
         host = str(flags.get("host", "")) or "unset (vLLM listens on every interface)"
         where: tuple = ("serving", "flags", "host") if "host" in flags else ("serving", "flags")

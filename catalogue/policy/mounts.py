@@ -186,9 +186,12 @@ def mount_verdict(source: str, context: PolicyContext | None = None) -> tuple[st
         return "never", rules.MOUNT_NEVER_WHY["socket"]
     if any(p in rules.CREDENTIAL_PARTS for p in parts) or (parts and parts[-1] in rules.CREDENTIAL_FILES):
         return "never", rules.MOUNT_NEVER_WHY["credentials"]
-    runs = {tuple(parts[i : i + len(run)]) for run in rules.CREDENTIAL_PATHS for i in range(len(parts))}
+    lengths = {len(run) for run in (*rules.CREDENTIAL_PATHS, *rules.STARTUP_PATHS)}
+    runs = {tuple(parts[i : i + n]) for n in lengths for i in range(len(parts))}
     if runs & set(rules.CREDENTIAL_PATHS):
         return "never", rules.MOUNT_NEVER_WHY["credentials"]
+    if runs & set(rules.STARTUP_PATHS):
+        return "never", rules.MOUNT_NEVER_WHY["startup"]
     held = held_credential(path)
     if held is not None:
         return "never", rules.MOUNT_NEVER_WHY["holds"].format(path=held)

@@ -14,6 +14,7 @@ NEVER_TREES = (
     "/bin",
     "/sbin",
     "/var/lib/docker",
+    "/var/snap/docker",
     "/var/lib/containerd",
     "/var/lib/containers",
     "/var/lib/kubelet",
@@ -31,10 +32,11 @@ NEVER_TREES = (
     "/var/run/systemd",
     "/run",
     "/var/run",
+    "/tmp/.X11-unix",
 )
 """Host folders never mounted, nor anything inside them (CIS 5.5): system folders, the container engines' state
 (docker, containerd, podman's /var/lib/containers), cron spools, and /run as a whole (dbus, systemd, every
-daemon's socket lives there)."""
+daemon's socket lives there), and the X server's sockets (a client there types into the owner's session)."""
 NEVER_EXACT = ("/", "/home", "/root", "/dev", "/var", "/var/lib", "/var/spool", "~")
 """Host folders never mounted whole (their subfolders fall under the other rules)."""
 SOCKET_NAMES = (
@@ -92,6 +94,30 @@ CREDENTIAL_PATHS = (
 """Runs of folder names that hold a developer CLI's credentials (gcloud, GitHub's gh and hub, podman's auth, rclone's
 remotes, 1Password's op, ...), a browser's profiles (cookies, saved passwords) or the Hugging Face cache's token
 files, wherever they appear in a path: never mounted."""
+STARTUP_PATHS = (
+    (".bashrc",),
+    (".bash_profile",),
+    (".bash_login",),
+    (".bash_logout",),
+    (".profile",),
+    (".zshrc",),
+    (".zshenv",),
+    (".zprofile",),
+    (".zlogin",),
+    (".pam_environment",),
+    (".xprofile",),
+    (".xsessionrc",),
+    (".gitconfig",),
+    (".config", "git"),
+    (".config", "fish"),
+    (".config", "autostart"),
+    (".config", "systemd"),
+    (".config", "environment.d"),
+    (".local", "bin"),
+)
+"""Runs of folder and file names that hold code the owner's shell, login, desktop session, systemd user manager or
+git runs (a hook or pager in a git config), wherever they appear in a path: never mounted, since what a container
+writes there runs on the host as the owner."""
 HF_TOKEN_FILES = ("token", "stored_tokens")
 """The files of a Hugging Face cache folder (HF_HOME) that hold its tokens."""
 CREDENTIAL_FILES = ("token", "stored_tokens", ".env", "credentials", "id_rsa", "id_ed25519", ".bash_history")
@@ -102,10 +128,17 @@ CREDENTIAL_HOME_PATHS = (
     *("/".join(run) for run in CREDENTIAL_PATHS if run[0] != "huggingface"),
     ".cache/huggingface/token",
     ".cache/huggingface/stored_tokens",
+    *("/".join(run) for run in STARTUP_PATHS),
 )
 """Where the credentials above live in a home folder (`~`, `/root`, `/home/<user>`): a mount of a folder that holds
 one of them (`~/.config`, `~/.cache`, `~/.cache/huggingface`) exposes it, so it is never too."""
-CREDENTIAL_SYSTEM_PATHS = ("/var/run/docker.sock", "/run/docker.sock", "/var/lib/docker", "/var/spool/cron")
+CREDENTIAL_SYSTEM_PATHS = (
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/var/lib/docker",
+    "/var/spool/cron",
+    "/tmp/.X11-unix",
+)
 """System paths that hold credentials or control of the host: a mount of a folder above one is never."""
 
 MOUNT_NEVER_WHY = {
@@ -115,6 +148,8 @@ MOUNT_NEVER_WHY = {
     "home": "mounts a whole home folder",
     "socket": "mounts a container-engine or system socket: control of the host",
     "credentials": "mounts a folder of credentials",
+    "startup": "mounts code the owner's shell, login, desktop session or git runs: what the container writes there "
+    "runs on the host as the owner",
     "relative": "a relative host path that names no folder: docker resolves it to a folder above the one the runner "
     "runs in",
     "device": "a volume device given as a relative path: the engine resolves it against its own working folder (/)",

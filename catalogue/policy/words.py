@@ -1,5 +1,6 @@
 """The run policy on the recipe strings that become words of a command line (docker options, variables, vLLM flags,
-the image, the model path): a control character in one (a newline, NUL, escape, ...) is never allowed, nor an image
+the image, the model path): a control or format character in one (a newline, NUL, escape, a bidirectional override,
+a zero-width space, a line separator, ...) is never allowed, nor an image
 that starts with '-' or holds whitespace, nor a flag value that vLLM would read as a flag.
 
 docker reads a `--mount` value up to its first newline, a terminal runs what an escape sequence writes, and a NUL
@@ -13,15 +14,22 @@ from typing import Any
 
 from catalogue.policy.finding import PolicyFinding, never
 
-WHY = "a control character ({char}) in a word of the command line: docker and the shell read it otherwise"
+WHY = (
+    "a control or format character ({char}) in a word of the command line: docker and the shell read it otherwise, "
+    "and the command as printed (bidirectional overrides, zero-width and separator characters) is not what runs"
+)
+CATEGORIES = ("Cc", "Cf", "Zl", "Zp")
+"""Unicode's control (C0, DEL, C1), format (bidirectional overrides and isolates, zero-width characters, the soft
+hyphen, ...), line-separator and paragraph-separator characters."""
 HOW = "never allowed: write it on one line with printable characters"
 BASIS = "catalogue policy (docker's CSV reads one line)"
 
 
 def control_char(text: str) -> str | None:
-    """The first control character of `text` as U+XXXX (Unicode category Cc: C0, DEL, C1), or None."""
+    """The first control or format character of `text` as U+XXXX (CATEGORIES: U+000A, U+202E, U+200B, U+2028), or
+    None."""
     for char in text:
-        if unicodedata.category(char) == "Cc":
+        if unicodedata.category(char) in CATEGORIES:
             return f"U+{ord(char):04X}"
     return None
 

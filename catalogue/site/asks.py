@@ -32,7 +32,7 @@ RUNNER_OWNED = {"detach": "-d", "rm": "--rm", "restart": "--restart", "name": "-
 
 def machine_asks(recipe: Recipe, platform: Platform | None = None) -> MachineAsks:
     """The consent items with their reasons, the notes, the variables from the host, the runner-handled options."""
-    found = check_serving(recipe.serving, source="", platform=platform)
+    found = check_serving(recipe.serving, source="", platform=platform, model=recipe.model_arg)
     reasons = {" ".join(c.option.split()): c.reason for c in recipe.serving.consent}
     consent = [(f.option, f.why, reasons.get(f.option, "")) for f in found if f.cls == "consent"]
     notes = [(f.option, f.why) for f in found if f.cls == "note"]

@@ -37,6 +37,8 @@ class DockerView:
     """The image as the container names it (Config.Image)."""
     workdir: str = "/"
     """The working folder its command starts in (Config.WorkingDir; `/` when empty): where a relative path lands."""
+    image_id: str = ""
+    """The id of the image docker made it of (Image: `sha256:...`)."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,7 @@ def read_view(
         (str(data.get("Path") or ""), *(str(a) for a in data.get("Args") or [])),
         str(config.get("Image") or ""),
         str(config.get("WorkingDir") or "/"),
+        str(data.get("Image") or ""),
     )
 
 
@@ -232,4 +235,4 @@ def beyond(view: DockerView, baseline: DockerView) -> DockerView:
     env = {k: v for k, v in view.env.items() if baseline.env.get(k) != v}
     labels = {k: v for k, v in view.labels.items() if baseline.labels.get(k) != v}
     mounts = [m for m in view.mounts if m not in base_mounts]
-    return DockerView(options, mounts, env, labels, view.log, view.command, view.image, view.workdir)
+    return DockerView(options, mounts, env, labels, view.log, view.command, view.image, view.workdir, view.image_id)

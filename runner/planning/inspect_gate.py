@@ -147,8 +147,25 @@ def judge(container: Container, view: DockerView, base: DockerView, verdicts: Ve
     landing = Landing(own, tuple(binds), view.workdir)
     found += judge_command(list(view.command), view.image, verdicts.declared, landing)
     found += _labels_and_log(container, view, base)
+    found += _image(view, base)
     source = f"{container.role} container (docker inspect)"
     return [PolicyFinding(f.cls, f.option, f.why, f.how, f.basis, source, f.field, f.lineno, f.reason) for f in found]
+
+
+IMAGE_WHY = (
+    "docker made it of {image} ({id}), not of the planned image ({planned}): a word of the options was read as "
+    "another's value, or as the image"
+)
+
+
+def _image(view: DockerView, base: DockerView) -> list[PolicyFinding]:
+    """Never where the container is not of the planned image: the baseline was created with the planned reference
+    alone, so its Config.Image and image id are what docker makes of that reference (an option left without its
+    value, `--label --ipc host IMAGE`, made `host` the image and the rest the command)."""
+    if (view.image, view.image_id) == (base.image, base.image_id):
+        return []
+    why = IMAGE_WHY.format(image=ascii(view.image)[:80], id=view.image_id[:19], planned=base.image)
+    return [PolicyFinding("never", f"image {view.image[:60]}", why, "never allowed", "catalogue policy")]
 
 
 def _labels_and_log(container: Container, view: DockerView, base: DockerView) -> list[PolicyFinding]:

@@ -25,7 +25,7 @@ from runner.hosts.hosts import LOCAL, Host, trusted_everywhere
 from runner.hosts.placement import client_mounts_and_env, link_interfaces, spread_hosts
 from runner.planning.helper_containers import RAW_IN_CONTAINER, with_helpers
 from runner.planning.jobs import level_jobs
-from runner.planning.plan_data import NodeRun, Plan, compile_cache
+from runner.planning.plan_data import NodeRun, Plan, compile_cache, launch_key
 
 CACHE_ROOT = COMPILE_CACHE_HOST
 """vLLM's and torch.compile's caches, one folder per image and recipe (mode 0700), so a second boot is warm: under
@@ -36,6 +36,10 @@ REMOTE_CACHE_ROOT = "/var/tmp/catalogue-compile-cache"
 READ_ONLY_NOTE = (
     "mounted the Hugging Face cache's hub read-only ({why}): the model must be in the owner's cache before the run "
     "(`hf download` on each host)"
+)
+OWN_CACHE_NOTE = (
+    "the compile cache is a folder of this launch's own ({what} runs code the recipe chooses): what that code writes "
+    "there no other launch of the recipe loads"
 )
 OWNER_SETTINGS = ("HF_HOME",)
 """The owner's own setting a local process keeps (where the Hugging Face cache is; the recipe's env wins)."""
@@ -93,7 +97,8 @@ def make_plan(
     if multi_node:
         hosts, missing = link_interfaces(hosts)
     hub = docker and platform is not None and platform.hf_cache is not None
-    code = code_options(recipe.serving, platform, trusted_everywhere(hosts)) if hub else []
+    code = code_options(recipe.serving, platform, trusted_everywhere(hosts), recipe.model_arg) if docker else []
+    launch = launch_key(recipe.model_arg, recipe.serving.model_dump(mode="json")) if code else None
     read_only = hub_read_only(flags, recipe.serving.env, code) if hub else None
     try:
         lay = layout(recipe, [h.node for h in hosts], flags, platform, read_only_hub=read_only is not None)
@@ -102,6 +107,7 @@ def make_plan(
     by_node = {h.node: h for h in hosts}
     labels = {LABEL_RECIPE: entry.id, LABEL_RUN: stamp}
     changes: list[str] = [READ_ONLY_NOTE.format(why=read_only)] if read_only else []
+    changes += [OWN_CACHE_NOTE.format(what=code[0])] if code and cache_root else []
     nodes = []
     for i, server in enumerate(lay.servers):
         host = by_node[server.node]
@@ -117,7 +123,7 @@ def make_plan(
             cache = None
             if cache_root:
                 root = os.path.expanduser(cache_root) if host.is_local else REMOTE_CACHE_ROOT
-                cache = compile_cache(root, str(server.image), entry.id, entry.folder)
+                cache = compile_cache(root, str(server.image), entry.id, entry.folder, launch)
             owned = own_options(
                 [os.path.expanduser(w) if w.startswith("~/") else w for w in server.all_options],  # as a shell would
                 name=name,

@@ -4,6 +4,7 @@ of a refresh reads them (runner/planning/helper_containers.py too, which plan.py
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,11 +33,21 @@ def recipe_cache_name(recipe_id: str, folder: Path) -> str:
     return f"{recipe_id}-{_short_hash(str(folder.resolve()))}"
 
 
-def compile_cache(root: str, image: str, recipe_id: str, folder: Path) -> str:
+def compile_cache(root: str, image: str, recipe_id: str, folder: Path, launch: str | None = None) -> str:
     """A server's compile-cache folder: `<root>/<slug(image)>-<sha256(image)>/<id>-<sha256(folder)>`. The slug
     keeps it readable; the hashes of the exact image reference and of the recipe folder keep it injective (slugs
-    collide: 'vllm/vllm-openai:v1' and 'vllm-vllm/openai:v1'), so no image or checkout loads another's artifacts."""
-    return f"{root}/{slug(image)}-{_short_hash(image)}/{recipe_cache_name(recipe_id, folder)}"
+    collide: 'vllm/vllm-openai:v1' and 'vllm-vllm/openai:v1'), so no image or checkout loads another's artifacts.
+
+    `launch` (launch_key): a recipe that runs code of its choice gets `-code-<sha256(launch)>` after that, a folder
+    of that exact launch: what its code writes there (torch.compile's Python files) no other launch loads, such as
+    the committed recipe after a pull request that edited it ran in the same checkout."""
+    name = recipe_cache_name(recipe_id, folder) + (f"-code-{_short_hash(launch)}" if launch is not None else "")
+    return f"{root}/{slug(image)}-{_short_hash(image)}/{name}"
+
+
+def launch_key(model: str, serving: dict) -> str:
+    """What a launch runs, as one text: the model argument and the serving block (JSON, keys sorted)."""
+    return json.dumps({"model": model, "serving": serving}, sort_keys=True)
 
 
 @dataclass(frozen=True)

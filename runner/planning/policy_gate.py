@@ -55,6 +55,7 @@ def findings(entry: Entry, plan: Plan) -> list[PolicyFinding]:
         platform=entry.platform,
         owner_folders=owner_folders(plan),
         owner_images=owner_images(plan),
+        model=entry.recipe.model_arg,
     )
     found += on_this_host(entry, plan, {f.option for f in found if f.cls != "note"})
     seen: set[str] = set()
