@@ -17,6 +17,7 @@ from catalogue.models.recipe import Recipe
 from runner.measuring import agents
 from runner.planning.plan import make_plan
 from runner.state import Progress
+from tests.test_driver import trickling_server
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-" + "a9c3" * 8
@@ -127,30 +128,11 @@ def test_prefix_caching_is_read_in_either_releases_spelling():
 def test_a_trickling_metrics_page_is_given_up_at_one_deadline_for_the_whole_read():
     """The server is the recipe's: one that answers at once, then sends a byte every 0.5 s, stays within any per-read
     timeout (urllib's was 10 s a read) and held a level for as long as it liked. One deadline covers the whole read."""
-    import socket
-    import threading
     import time
 
-    listener = socket.create_server(("127.0.0.1", 0))
-    done = threading.Event()
-
-    def serve() -> None:
-        conn, _ = listener.accept()
-        with conn:
-            conn.recv(4096)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n")
-            for byte in b"vllm:prefix_cache_hits_total 1\n" * 100:
-                if done.wait(0.5):
-                    break
-                try:
-                    conn.sendall(bytes([byte]))
-                except OSError:
-                    break
-        listener.close()
-
-    threading.Thread(target=serve, daemon=True).start()
+    port, done = trickling_server(stop_after_s=10.0)  # a byte every 0.2 s
     started = time.monotonic()
-    page = agents.read_metrics(f"http://127.0.0.1:{listener.getsockname()[1]}", deadline_s=1.5)
+    page = agents.read_metrics(f"http://127.0.0.1:{port}", deadline_s=1.5)
     took = time.monotonic() - started
     done.set()
     assert page == "" and 1.4 < took < 2.5, (page, took)

@@ -10,11 +10,17 @@ from pathlib import Path
 
 def write_text(path: Path, text: str) -> None:
     """Write `text` to a temp file beside `path`, then rename it over `path`."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to a fresh temp file beside `path` (O_EXCL), then rename it over `path`: a link planted under
+    `path`'s name is replaced, never written through."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import IO, Any
 
+from catalogue.models.atomic import write_bytes
 from catalogue.models.bounded import MAX_IMPORT_BYTES, load_json, read_bounded, read_regular
 from catalogue.models.errors import CatalogueError
 
@@ -85,15 +85,7 @@ def keep_file(made: Path, kept: Path, limit: int = MAX_IMPORT_BYTES) -> None:
     folder = kept.parent
     if not stat.S_ISDIR(folder.lstat().st_mode):
         raise CatalogueError(folder, "not a folder (a link?): the runner never writes through a link")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{kept.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, kept)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes(kept, data)
 
 
 def read_lines(path: Path, limit: int = MAX_EVENTS_BYTES) -> tuple[list[Any], bool]:
